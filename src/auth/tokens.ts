@@ -1,0 +1,61 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { DB } from '../store/db.js';
+
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+export function generateToken(): string {
+  return 'lbb_sk_live_' + randomBytes(24).toString('base64url');
+}
+
+/** Stores a new token's hash; the token itself is returned once and never written anywhere. */
+export function createStoredToken(db: DB, label: string): string {
+  const token = generateToken();
+  db.prepare('INSERT INTO tokens (hash, label, created_at) VALUES (?, ?, ?)').run(
+    hashToken(token).toString('hex'),
+    label,
+    new Date().toISOString(),
+  );
+  return token;
+}
+
+export function storedTokenCount(db: DB): number {
+  return (db.prepare('SELECT COUNT(*) AS n FROM tokens').get() as { n: number }).n;
+}
+
+export function readTokenFile(path: string): string {
+  const token = readFileSync(path, 'utf8').split(/\r?\n/)[0]?.trim() ?? '';
+  if (!token) throw new Error(`token file ${path} is empty`);
+  return token;
+}
+
+/**
+ * Checks bearer tokens against the configured token (STACKD_TOKEN / token_file) and the
+ * hashes stored in the data directory. Digests are compared with timingSafeEqual, and
+ * every candidate is compared, so timing says nothing about which (if any) matched.
+ */
+export class TokenVerifier {
+  private readonly hashes: Buffer[];
+
+  constructor(configured: string[], storedHexHashes: string[]) {
+    this.hashes = [...configured.map(hashToken), ...storedHexHashes.map((h) => Buffer.from(h, 'hex'))];
+  }
+
+  static fromDb(db: DB, configured: string[]): TokenVerifier {
+    const rows = db.prepare('SELECT hash FROM tokens').all() as { hash: string }[];
+    return new TokenVerifier(configured, rows.map((r) => r.hash));
+  }
+
+  get count(): number {
+    return this.hashes.length;
+  }
+
+  verify(presented: string): boolean {
+    const digest = hashToken(presented);
+    let ok = false;
+    for (const h of this.hashes) if (timingSafeEqual(h, digest)) ok = true;
+    return ok;
+  }
+}

@@ -1,0 +1,76 @@
+import { ApiError, badRequest } from './errors.js';
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError(413, 'invalid_request_error', 'payload_too_large',
+    `the request body is larger than the limit of ${limit} bytes; split the data into several requests`, { param: 'body', retryable: false });
+}
+
+/**
+ * Reads a request body into one buffer, refusing (413) as soon as it passes `limit` —
+ * before anything is parsed or written.
+ */
+export async function readBodyLimited(req: Request, limit: number): Promise<Uint8Array> {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit);
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      r = await reader.read();
+    } catch {
+      throw badRequest('body_read_failed', 'the request body could not be read completely (connection closed?)', 'body');
+    }
+    if (r.done) break;
+    total += r.value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(limit);
+    }
+    parts.push(r.value);
+  }
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.byteLength;
+  }
+  return out;
+}
+
+export function decodeUtf8(bytes: Uint8Array, param = 'body'): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('invalid_encoding', 'the request body is not valid UTF-8', param);
+  }
+}
+
+/** Parses a JSON object body with a clear error for anything else. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
+  const text = decodeUtf8(bytes);
+  if (text.trim() === '') throw badRequest('invalid_json', 'the request body is empty; a JSON object is required', 'body');
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw badRequest('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`, 'body');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('invalid_json', 'the request body must be a JSON object', 'body');
+  return v as Record<string, unknown>;
+}
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaType(header: string | null | undefined): { type: string | null; charset: string | null } {
+  if (!header) return { type: null, charset: null };
+  const [t, ...params] = header.split(';');
+  let charset: string | null = null;
+  for (const p of params) {
+    const m = /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(p);
+    if (m) charset = m[1]!.toLowerCase();
+  }
+  return { type: t!.trim().toLowerCase() || null, charset };
+}

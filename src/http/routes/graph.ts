@@ -1,0 +1,75 @@
+import type { Hono } from 'hono';
+import type { AppContext } from '../context.js';
+import type { Env } from '../middleware.js';
+import { Params } from '../params.js';
+import { checkReadParams, headSeq } from '../read-params.js';
+import { exportStream, countLiveStatements, exportPreview, EXPORT_FORMATS } from '../../query/export.js';
+import { ApiError } from '../errors.js';
+
+type Binding = Record<string, { type: string; value: string }>;
+
+async function select(ctx: AppContext, query: string): Promise<{ rows: Binding[]; seq: number }> {
+  const r = await ctx.heads.query({ query, resultsFormat: 'application/sparql-results+json', union: true });
+  if (!r.ok) throw new Error(r.message);
+  return { rows: (JSON.parse(r.body) as { results: { bindings: Binding[] } }).results.bindings, seq: r.seq };
+}
+
+/** Short names for the generic schema's IRIs; other IRIs are shown whole. */
+function shortName(iri: string, prefix: string): string {
+  return iri.startsWith(prefix) ? iri.slice(prefix.length) : iri;
+}
+
+export function graphRoutes(app: Hono<Env>, ctx: AppContext) {
+  app.get('/v1/graph/summary', async (c) => {
+    new Params(new URL(c.req.url).searchParams, []);
+    const base = ctx.config.iriBase;
+    const [entities, types, relations] = await Promise.all([
+      select(ctx, 'SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }'),
+      select(ctx, 'SELECT ?t (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s a ?t } GROUP BY ?t ORDER BY DESC(?n) ?t'),
+      select(ctx, 'SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(?n) ?p'),
+    ]);
+    const totals = ctx.readDb
+      .prepare('SELECT COALESCE(SUM(added), 0) AS added, COALESCE(SUM(removed), 0) AS removed FROM commits')
+      .get() as { added: number; removed: number };
+    const current = relations.rows.reduce((n, r) => n + Number(r.n!.value), 0);
+    const seq = Math.max(entities.seq, types.seq, relations.seq);
+    return c.json({
+      snapshot: { commit_seq: seq, compacted_seq: seq, served_at_seq: seq },
+      ontology_version: 0,
+      entity_count: Number(entities.rows[0]?.n?.value ?? 0),
+      observation_count: totals.added,
+      edge_event_count: totals.added + totals.removed,
+      current_edge_count: current,
+      entity_types: types.rows.map((r) => ({ name: shortName(r.t!.value, `${base}class/`), count: Number(r.n!.value) })),
+      relations: relations.rows.map((r) => ({ name: shortName(r.p!.value, `${base}r/`), count: Number(r.n!.value) })),
+      relation_adjacency: [],
+    });
+  });
+
+  app.get('/v1/graph/export/rdf', async (c) => {
+    const search = new URL(c.req.url).searchParams;
+    const p = new Params(search, ['format', 'max_triples', 'truncate', 'as_of_valid_time', 'as_of_commit_seq', 'entailment', 'reason']);
+    const name = (p.string('format') || 'turtle').toLowerCase();
+    const format = EXPORT_FORMATS[name];
+    if (!format) throw new ApiError(400, 'invalid_request_error', 'invalid_parameter', `format must be one of turtle, nt, ntriples, trig, nq, nquads; got "${name}"`, { param: 'format' });
+    const maxTriples = p.int('max_triples', 0, Number.MAX_SAFE_INTEGER);
+    const truncate = p.bool('truncate', false);
+    await checkReadParams(ctx, search);
+    const seq = headSeq(ctx);
+    if (truncate) {
+      const preview = exportPreview(ctx.config.dataDir, format, maxTriples ?? 1000);
+      return c.json({ snapshot: { commit_seq: seq, compacted_seq: seq, served_at_seq: seq }, format: format.name, ...preview });
+    }
+    if (maxTriples !== null) {
+      const total = countLiveStatements(ctx.readDb, format);
+      if (total > maxTriples) {
+        throw new ApiError(413, 'invalid_request_error', 'export_too_large',
+          `the export has ${total} statements, more than max_triples=${maxTriples}; raise max_triples or use truncate=true for a preview`, { param: 'max_triples' });
+      }
+    }
+    return new Response(exportStream(ctx.config.dataDir, format), {
+      status: 200,
+      headers: { 'content-type': `${format.mediaType}; charset=utf-8`, 'x-stackd-commit-seq': String(seq) },
+    });
+  });
+}

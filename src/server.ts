@@ -1,0 +1,84 @@
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config/config.js';
+import { isLoopback } from './config/config.js';
+import { openDb, type DB } from './store/db.js';
+import { WriterClient } from './store/writer-client.js';
+import { HeadPool } from './store/head-pool.js';
+import { TokenVerifier, createStoredToken, readTokenFile, storedTokenCount } from './auth/tokens.js';
+import { loadBuildInfo } from './util/build-info.js';
+import { createApp } from './http/app.js';
+import type { AppContext } from './http/context.js';
+
+export class StartupError extends Error {}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+/** Resolves the tokens this server accepts; on a fresh loopback server, creates one and prints it once. */
+function setupTokens(config: Config, db: DB, log: Logger, announce: (token: string) => void): TokenVerifier {
+  const configured: string[] = [];
+  if (config.token) configured.push(config.token);
+  if (config.tokenFile) configured.push(readTokenFile(config.tokenFile));
+  if (configured.length === 0 && storedTokenCount(db) === 0) {
+    if (!isLoopback(config.host)) {
+      throw new StartupError(
+        `refusing to listen on ${config.host} without an API token: set STACKD_TOKEN, token_file, or run "stackd token create --data-dir ${config.dataDir}" first`,
+      );
+    }
+    announce(createStoredToken(db, 'generated at first start'));
+    log.info('generated the first API token (shown once above; only its hash is stored)');
+  }
+  return TokenVerifier.fromDb(db, configured);
+}
+
+export async function startServer(config: Config, opts: { log?: Logger; announceToken?: (t: string) => void } = {}): Promise<RunningServer> {
+  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'stackd' } });
+  const t0 = performance.now();
+  const db = openDb(config.dataDir); // runs migrations before any worker opens the file
+  const tokens = setupTokens(config, db, log, opts.announceToken ?? ((t) => process.stderr.write(`\nAPI token (shown once, store it now): ${t}\n\n`)));
+  db.close();
+  const readDb = openDb(config.dataDir, { readonly: true });
+
+  let ready = false;
+  const writer = new WriterClient(config.dataDir, config.iriBase, (e) => {
+    if (e.event === 'replicaLost') log.warn({ replica: e.replicaId, reason: e.message }, 'head replica lost');
+  });
+  const heads = new HeadPool(writer, {
+    replicas: config.queryWorkers,
+    queryTimeoutMs: config.queryTimeoutMs,
+    log: (msg, extra) => log.info(extra ?? {}, msg),
+  });
+  const ctx: AppContext = { config, readDb, heads, writer, tokens, build: loadBuildInfo(), log, isReady: () => ready };
+  const app = createApp(ctx);
+
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  log.info({ url, port, data_dir: config.dataDir, graph: config.graph, branch: config.branch }, 'listening');
+
+  await heads.start();
+  ready = true;
+  log.info({ startup_ms: Math.round(performance.now() - t0) }, 'ready');
+
+  return {
+    url,
+    port,
+    ctx,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await heads.close();
+      await writer.close();
+      readDb.close();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type DB = Database.Database;
+
+/**
+ * Versioned migrations. Each runs once, in order, inside a transaction; the applied
+ * version is kept in `PRAGMA user_version`. Never edit a released migration: add one.
+ */
+const MIGRATIONS: string[] = [
+  // 1: commit log, statement lifetimes, idempotency records, tokens, metadata.
+  `
+  CREATE TABLE commits (
+    seq            INTEGER PRIMARY KEY,          -- commit_seq: strictly increasing, never reused
+    committed_at   TEXT    NOT NULL,             -- RFC 3339, transaction time
+    observed_at    TEXT,                         -- RFC 3339 backfill given by the writer
+    kind           TEXT    NOT NULL,             -- rdf_import | commit | retract | reload | delete ...
+    added          INTEGER NOT NULL,
+    removed        INTEGER NOT NULL,
+    meta           TEXT                          -- JSON: request parameters worth keeping
+  );
+  -- One row per statement lifetime: visible at seq N iff added_seq <= N and (removed_seq IS NULL or removed_seq > N).
+  -- Terms are in canonical N-Triples syntax; g is '' for the default graph.
+  CREATE TABLE quads (
+    id          INTEGER PRIMARY KEY,
+    s           TEXT    NOT NULL,
+    p           TEXT    NOT NULL,
+    o           TEXT    NOT NULL,
+    g           TEXT    NOT NULL,
+    bn          INTEGER NOT NULL,                -- 1 when a term is a blank node (loaded term by term)
+    added_seq   INTEGER NOT NULL,
+    removed_seq INTEGER
+  );
+  CREATE UNIQUE INDEX quads_live ON quads(s, p, o, g) WHERE removed_seq IS NULL;
+  CREATE INDEX quads_added ON quads(added_seq);
+  CREATE INDEX quads_removed ON quads(removed_seq) WHERE removed_seq IS NOT NULL;
+  CREATE TABLE idempotency (
+    key          TEXT    PRIMARY KEY,
+    route        TEXT    NOT NULL,
+    request_hash TEXT    NOT NULL,
+    status       INTEGER NOT NULL,
+    response     TEXT    NOT NULL,
+    commit_seq   INTEGER,
+    created_at   TEXT    NOT NULL
+  );
+  CREATE TABLE tokens (
+    id         INTEGER PRIMARY KEY,
+    hash       TEXT    NOT NULL UNIQUE,          -- sha256 hex of the token; the token itself is never stored
+    label      TEXT,
+    created_at TEXT    NOT NULL
+  );
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];
+
+/** Version of the persisted format; part of /version's fingerprint. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function dbPath(dataDir: string): string {
+  return join(dataDir, 'stackd.sqlite');
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+}
+
+/** Opens the data directory's database in WAL mode with synchronous=FULL, migrating if needed. */
+export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
+  if (!opts.readonly) mkdirSync(dataDir, { recursive: true });
+  const db = new Database(dbPath(dataDir), { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
+  db.pragma('busy_timeout = 10000');
+  if (!opts.readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    migrate(db);
+  }
+  db.pragma('cache_size = -65536'); // 64 MiB page cache: the live-quad index is hot during loads
+  return db;
+}
+
+function migrate(db: DB) {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(
+      `data directory was written by a newer stackd (schema ${current}, this build knows ${MIGRATIONS.length}); refusing to open it`,
+    );
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,182 @@
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { ApiError } from '../http/errors.js';
+import type { QueryReply, QueryRequest } from './head-protocol.js';
+import type { WriterClient } from './writer-client.js';
+
+export type QueryInput = Omit<QueryRequest, 'op' | 'id'>;
+
+interface InFlight {
+  req: QueryRequest;
+  resolve: (r: QueryReply) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface Replica {
+  id: number;
+  worker: Worker;
+  ready: boolean;
+  inflight: Map<number, InFlight>;
+}
+
+interface Waiting {
+  req: QueryRequest;
+  resolve: (r: QueryReply) => void;
+  reject: (e: Error) => void;
+  deadline: NodeJS.Timeout;
+}
+
+export interface HeadPoolOptions {
+  replicas: number;
+  queryTimeoutMs: number;
+  log: (msg: string, extra?: Record<string, unknown>) => void;
+}
+
+/**
+ * The head replicas (worker threads, each a full Oxigraph store) and query dispatch.
+ * A query past the timeout has its replica terminated — Oxigraph cannot interrupt a
+ * query — and a fresh replica is rebuilt from SQLite while the others keep serving.
+ */
+export class HeadPool {
+  private readonly replicas = new Map<number, Replica>();
+  private nextReplicaId = 1;
+  private nextQueryId = 1;
+  private readonly waiting: Waiting[] = [];
+  private closed = false;
+  headSeq = 0;
+
+  constructor(
+    private readonly writer: WriterClient,
+    private readonly opts: HeadPoolOptions,
+  ) {}
+
+  /** Starts all replicas; resolves when each has loaded the durable state. */
+  async start(): Promise<void> {
+    const builds = [];
+    for (let i = 0; i < this.opts.replicas; i++) builds.push(this.spawn());
+    await Promise.all(builds);
+  }
+
+  get readyCount(): number {
+    let n = 0;
+    for (const r of this.replicas.values()) if (r.ready) n++;
+    return n;
+  }
+
+  private async spawn(): Promise<void> {
+    const id = this.nextReplicaId++;
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(new URL('./head-worker.js', import.meta.url), {
+      workerData: { writePort: port1 },
+      transferList: [port1],
+    });
+    const replica: Replica = { id, worker, ready: false, inflight: new Map() };
+    this.replicas.set(id, replica);
+    worker.on('message', (reply: QueryReply) => this.onReply(replica, reply));
+    worker.on('error', (e) => this.opts.log('head replica error', { replica: id, error: e.message }));
+    worker.on('exit', () => this.onExit(replica));
+    const built = await this.writer.attach(id, port2);
+    if (!this.replicas.has(id)) return; // terminated while building
+    replica.ready = true;
+    this.headSeq = Math.max(this.headSeq, built.seq);
+    this.opts.log('head replica ready', { replica: id, statements: built.size, commit_seq: built.seq, build_ms: built.ms });
+    this.drain();
+  }
+
+  private onExit(replica: Replica) {
+    if (!this.replicas.has(replica.id)) return;
+    this.replicas.delete(replica.id);
+    // Queries that were queued on it are read-only: run them elsewhere.
+    for (const f of replica.inflight.values()) {
+      clearTimeout(f.timer);
+      this.enqueue(f.req, f.resolve, f.reject);
+    }
+    replica.inflight.clear();
+    if (!this.closed) {
+      this.opts.log('head replica exited; rebuilding it from durable state', { replica: replica.id });
+      this.spawn().catch((e) => this.opts.log('head replica rebuild failed', { error: (e as Error).message }));
+    }
+  }
+
+  private onReply(replica: Replica, reply: QueryReply) {
+    const f = replica.inflight.get(reply.id);
+    if (!f) return;
+    replica.inflight.delete(reply.id);
+    clearTimeout(f.timer);
+    if (reply.ok) this.headSeq = Math.max(this.headSeq, reply.seq);
+    f.resolve(reply);
+  }
+
+  /** Terminates a replica whose query ran past the timeout; it is rebuilt in the background. */
+  private onTimeout(replica: Replica, queryId: number) {
+    const f = replica.inflight.get(queryId);
+    if (!f) return;
+    replica.inflight.delete(queryId);
+    f.reject(
+      new ApiError(503, 'api_error', 'query_timeout', `the query ran longer than query_timeout_ms (${this.opts.queryTimeoutMs} ms) and was cancelled`, {
+        retryable: true,
+        retryAfterSeconds: 1,
+      }),
+    );
+    this.opts.log('query timed out; replacing its replica', { replica: replica.id });
+    replica.ready = false;
+    void replica.worker.terminate();
+  }
+
+  query(input: QueryInput): Promise<QueryReply> {
+    if (this.closed) return Promise.reject(new ApiError(503, 'api_error', 'shutting_down', 'the server is shutting down'));
+    const req: QueryRequest = { ...input, op: 'query', id: this.nextQueryId++ };
+    return new Promise((resolve, reject) => this.enqueue(req, resolve, reject));
+  }
+
+  private enqueue(req: QueryRequest, resolve: (r: QueryReply) => void, reject: (e: Error) => void) {
+    const target = this.pick();
+    if (target) return this.dispatch(target, req, resolve, reject);
+    const w: Waiting = {
+      req,
+      resolve,
+      reject,
+      deadline: setTimeout(() => {
+        const i = this.waiting.indexOf(w);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(new ApiError(503, 'api_error', 'head_unavailable', 'the query engine is (re)loading the graph; retry shortly', { retryable: true, retryAfterSeconds: 1 }));
+      }, this.opts.queryTimeoutMs),
+    };
+    this.waiting.push(w);
+  }
+
+  private pick(): Replica | null {
+    let best: Replica | null = null;
+    for (const r of this.replicas.values()) {
+      if (!r.ready) continue;
+      if (!best || r.inflight.size < best.inflight.size) best = r;
+    }
+    return best;
+  }
+
+  private dispatch(replica: Replica, req: QueryRequest, resolve: (r: QueryReply) => void, reject: (e: Error) => void) {
+    const timer = setTimeout(() => this.onTimeout(replica, req.id), this.opts.queryTimeoutMs);
+    replica.inflight.set(req.id, { req, resolve, reject, timer });
+    replica.worker.postMessage(req);
+  }
+
+  private drain() {
+    while (this.waiting.length) {
+      const target = this.pick();
+      if (!target) return;
+      const w = this.waiting.shift()!;
+      clearTimeout(w.deadline);
+      this.dispatch(target, w.req, w.resolve, w.reject);
+    }
+  }
+
+  async close() {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) {
+      clearTimeout(w.deadline);
+      w.reject(new ApiError(503, 'api_error', 'shutting_down', 'the server is shutting down'));
+    }
+    await Promise.all([...this.replicas.values()].map((r) => r.worker.terminate()));
+    this.replicas.clear();
+  }
+}

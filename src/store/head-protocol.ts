@@ -1,0 +1,37 @@
+/** Messages between the writer, the main thread and head replicas (worker threads). */
+
+export interface QueryRequest {
+  op: 'query';
+  id: number;
+  query: string;
+  /** Media type Oxigraph serialises the result in. */
+  resultsFormat: string;
+  defaultGraphs?: string[];
+  namedGraphs?: string[];
+  union: boolean;
+  baseIri?: string;
+}
+
+export type QueryReply =
+  | { id: number; ok: true; body: string; seq: number }
+  | { id: number; ok: false; kind: 'syntax' | 'evaluation' | 'format'; message: string };
+
+/** Writer → head, over the replica's write port. */
+export type HeadWriteMessage =
+  | { op: 'build'; dataDir: string }
+  | { op: 'begin'; seq: number }
+  /** `text`: N-Quads without blank nodes (bulk load); `bnText`: N-Quads with blank nodes (term by term, labels kept). */
+  | { op: 'load'; text: string; bnText: string }
+  | { op: 'unload'; text: string; bnText: string }
+  /** All loads of the open write are in: confirm (or report a refusal) before the writer commits SQLite. */
+  | { op: 'prepare'; seq: number }
+  /** SQLite committed: make the write visible. */
+  | { op: 'commit'; seq: number }
+  | { op: 'abort'; seq: number };
+
+/** Head → writer. */
+export type HeadWriteReply =
+  | { op: 'built'; seq: number; size: number; ms: number }
+  | { op: 'prepared'; seq: number }
+  | { op: 'acked'; seq: number; size: number }
+  | { op: 'failed'; message: string };

@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+import type { DB } from './db.js';
+
+export interface IdempotencyRecord {
+  key: string;
+  route: string;
+  request_hash: string;
+  status: number;
+  response: string;
+  commit_seq: number | null;
+}
+
+/** Hash of everything that makes two requests "the same": route, parameters, body bytes. */
+export function requestHash(route: string, params: unknown, body?: Uint8Array): string {
+  const h = createHash('sha256');
+  h.update(route);
+  h.update('\n');
+  h.update(JSON.stringify(params, Object.keys(params as object).sort()));
+  h.update('\n');
+  if (body) h.update(body);
+  return h.digest('hex');
+}
+
+export function findIdempotency(db: DB, key: string): IdempotencyRecord | undefined {
+  return db.prepare('SELECT key, route, request_hash, status, response, commit_seq FROM idempotency WHERE key = ?').get(key) as
+    | IdempotencyRecord
+    | undefined;
+}
+
+export function saveIdempotency(db: DB, rec: IdempotencyRecord): void {
+  db.prepare(
+    'INSERT INTO idempotency (key, route, request_hash, status, response, commit_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ).run(rec.key, rec.route, rec.request_hash, rec.status, rec.response, rec.commit_seq, new Date().toISOString());
+}

@@ -1,0 +1,140 @@
+import type { DB } from './db.js';
+import { ReplicaLink } from './replica-link.js';
+import { quadLine } from '../model/rdf-terms.js';
+
+export class WriteFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+interface Row {
+  s: string;
+  p: string;
+  o: string;
+  g: string;
+  bn: number;
+}
+
+/**
+ * Owns the write side of both stores: the SQLite transaction and the head replicas'
+ * open write. A write is: begin → statements inserted in SQLite and streamed to every
+ * replica → every replica confirms → SQLite COMMIT (fsync) → replicas make it visible.
+ * Any failure before COMMIT undoes the replicas from the rows of the open transaction.
+ */
+export class WriteCoordinator {
+  readonly replicas = new Map<number, ReplicaLink>();
+  private openSeq: number | null = null;
+  private readonly lastSeqStmt;
+
+  constructor(
+    readonly db: DB,
+    private readonly onReplicaLost: (id: number, message: string) => void,
+  ) {
+    this.lastSeqStmt = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM commits');
+  }
+
+  headSeq(): number {
+    return (this.lastSeqStmt.get() as { seq: number }).seq;
+  }
+
+  addReplica(link: ReplicaLink) {
+    this.replicas.set(link.id, link);
+  }
+
+  makeLink(id: number, port: import('node:worker_threads').MessagePort): ReplicaLink {
+    return new ReplicaLink(id, port, (l) => {
+      this.replicas.delete(l.id);
+      this.onReplicaLost(l.id, 'replica lost');
+    });
+  }
+
+  /** Starts a write; returns its commit_seq. */
+  begin(): number {
+    if (this.openSeq !== null) throw new Error('a write is already open');
+    this.db.exec('BEGIN IMMEDIATE');
+    const seq = this.headSeq() + 1;
+    this.openSeq = seq;
+    for (const r of this.replicas.values()) r.send({ op: 'begin', seq });
+    return seq;
+  }
+
+  /** Streams statements already inserted in SQLite to the replicas. */
+  load(text: string, bnText: string) {
+    if (!text && !bnText) return;
+    for (const r of this.replicas.values()) r.send({ op: 'load', text, bnText });
+  }
+
+  /** Undoes the open write everywhere. Safe to call at any point before COMMIT. */
+  async abort(): Promise<void> {
+    const seq = this.openSeq;
+    if (seq === null) return;
+    try {
+      const added = this.db.prepare('SELECT s, p, o, g, bn FROM quads WHERE added_seq = ?').iterate(seq) as IterableIterator<Row>;
+      let text: string[] = [];
+      let bnText: string[] = [];
+      const flush = () => {
+        for (const r of this.replicas.values()) r.send({ op: 'unload', text: text.join('\n'), bnText: bnText.join('\n') });
+        text = [];
+        bnText = [];
+      };
+      for (const row of added) {
+        (row.bn ? bnText : text).push(quadLine(row));
+        if (text.length + bnText.length >= 2000) flush();
+      }
+      flush();
+    } finally {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.openSeq = null;
+    }
+    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
+  }
+
+  /**
+   * Every replica confirms the delta, then SQLite commits, then the write becomes visible.
+   * A replica that refuses the delta aborts the write with a typed error.
+   */
+  async commit(): Promise<number> {
+    const seq = this.openSeq;
+    if (seq === null) throw new Error('no open write');
+    const prepared = await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'prepare', seq })));
+    const refused = prepared.find((p) => p.op === 'failed');
+    if (refused && refused.op === 'failed') {
+      await this.abort();
+      throw new WriteFailure(400, 'rdf_rejected', `the RDF engine refused a statement: ${refused.message}`);
+    }
+    try {
+      this.db.exec('COMMIT');
+    } catch (e) {
+      // Nothing durable happened. Undo the replicas from the rows still readable; if SQLite
+      // already rolled the transaction back, the replicas are rebuilt from durable state.
+      if (this.db.inTransaction) await this.abort().catch(() => undefined);
+      else {
+        this.openSeq = null;
+        for (const r of [...this.replicas.values()]) r.markLost(`resync after failed commit: ${(e as Error).message}`);
+      }
+      throw e;
+    }
+    this.openSeq = null;
+    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'commit', seq })));
+    return seq;
+  }
+
+  /** Ends a write that changed no statement (e.g. only an idempotency record). */
+  async commitWithoutDelta(): Promise<void> {
+    const seq = this.openSeq;
+    if (seq === null) throw new Error('no open write');
+    this.db.exec('COMMIT');
+    this.openSeq = null;
+    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
+  }
+
+  get isOpen(): boolean {
+    return this.openSeq !== null;
+  }
+}

@@ -1,0 +1,69 @@
+import { Worker, type MessagePort } from 'node:worker_threads';
+import { ApiError } from '../http/errors.js';
+import type { RdfImportParams, WriterEvent, WriterReply } from './writer-protocol.js';
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+/** Main-thread handle on the writer worker: request/response over postMessage. */
+export class WriterClient {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private dead: Error | null = null;
+
+  constructor(dataDir: string, iriBase: string, onEvent: (e: WriterEvent) => void) {
+    this.worker = new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { dataDir, iriBase } });
+    this.worker.on('message', (m: WriterReply | WriterEvent) => {
+      if ('event' in m) return onEvent(m);
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.result);
+      else {
+        const f = m.error;
+        p.reject(new ApiError(f.status, f.type, f.code, f.message, { param: f.param ?? null, retryable: f.retryable ?? f.status >= 500 }));
+      }
+    });
+    const fail = (e: Error) => {
+      this.dead = e;
+      for (const p of this.pending.values()) p.reject(e);
+      this.pending.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`writer exited with code ${code}`)));
+  }
+
+  private call<T>(msg: Record<string, unknown>, transfer: (ArrayBuffer | MessagePort)[] = []): Promise<T> {
+    if (this.dead) return Promise.reject(new ApiError(503, 'api_error', 'writer_unavailable', `the writer is not running: ${this.dead.message}`));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ ...msg, id }, transfer);
+    });
+  }
+
+  attach(replicaId: number, port: MessagePort) {
+    return this.call<{ seq: number; size: number; ms: number }>({ op: 'attach', replicaId, port }, [port]);
+  }
+
+  importRdf(body: Uint8Array, params: RdfImportParams, idempotencyKey: string | null) {
+    // Hand the bytes over without copying.
+    const buf =
+      body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+        ? (body.buffer as ArrayBuffer)
+        : (body.slice().buffer as ArrayBuffer);
+    return this.call<{ status: number; body: Record<string, unknown>; replayed: boolean }>(
+      { op: 'importRdf', body: buf, params, idempotencyKey },
+      [buf],
+    );
+  }
+
+  async close() {
+    try {
+      await this.call({ op: 'close' });
+    } catch {
+      /* already gone */
+    }
+    await this.worker.terminate();
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The single writer: owns the read-write SQLite connection and the replicas' write ports.
+ * Requests from the main thread are handled strictly one after another, so commit_seq is
+ * gap-free and increasing and no two writes interleave.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDb } from './db.js';
+import { WriteCoordinator, WriteFailure } from './write-tx.js';
+import { importRdf } from './rdf-import.js';
+import type { WriterEvent, WriterFailure, WriterReply, WriterRequest } from './writer-protocol.js';
+
+const { dataDir, iriBase } = workerData as { dataDir: string; iriBase: string };
+const db = openDb(dataDir);
+const port = parentPort!;
+const emit = (e: WriterEvent) => port.postMessage(e);
+const coordinator = new WriteCoordinator(db, (replicaId, message) => emit({ event: 'replicaLost', replicaId, message }));
+
+async function handle(req: WriterRequest): Promise<unknown> {
+  switch (req.op) {
+    case 'attach': {
+      const link = coordinator.makeLink(req.replicaId, req.port);
+      const reply = await link.request({ op: 'build', dataDir });
+      if (reply.op !== 'built') throw new Error(`replica ${req.replicaId} failed to build: ${'message' in reply ? reply.message : reply.op}`);
+      coordinator.addReplica(link);
+      emit({ event: 'replicaReady', replicaId: req.replicaId, seq: reply.seq, size: reply.size, ms: reply.ms });
+      return { seq: reply.seq, size: reply.size, ms: reply.ms };
+    }
+    case 'importRdf':
+      return importRdf(coordinator, iriBase, new Uint8Array(req.body), req.params, req.idempotencyKey);
+    case 'close':
+      db.close();
+      return null;
+  }
+}
+
+function toFailure(e: unknown): WriterFailure {
+  if (e instanceof WriteFailure) {
+    return { status: e.status, type: e.status >= 500 ? 'api_error' : 'invalid_request_error', code: e.code, message: e.message, param: e.param };
+  }
+  const err = e as { code?: string; message?: string };
+  if (err.code === 'SQLITE_FULL') {
+    return { status: 507, type: 'api_error', code: 'storage_full', message: 'the data directory is out of space; nothing was written', retryable: true };
+  }
+  return { status: 500, type: 'api_error', code: 'write_failed', message: `write failed: ${err.message ?? String(e)}; nothing was written`, retryable: true };
+}
+
+let queue: Promise<void> = Promise.resolve();
+port.on('message', (req: WriterRequest) => {
+  queue = queue.then(async () => {
+    let reply: WriterReply;
+    try {
+      reply = { id: req.id, ok: true, result: await handle(req) };
+    } catch (e) {
+      if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
+      reply = { id: req.id, ok: false, error: toFailure(e) };
+    }
+    port.postMessage(reply);
+  });
+});
