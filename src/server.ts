@@ -40,7 +40,12 @@ function setupTokens(config: Config, db: DB, log: Logger, announce: (token: stri
 export async function startServer(config: Config, opts: { log?: Logger; announceToken?: (t: string) => void } = {}): Promise<RunningServer> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'stackd' } });
   const t0 = performance.now();
-  const db = openDb(config.dataDir); // runs migrations before any worker opens the file
+  let db: DB;
+  try {
+    db = openDb(config.dataDir); // runs migrations before any worker opens the file
+  } catch (e) {
+    throw new StartupError(`cannot open the data directory ${config.dataDir}: ${(e as Error).message}`);
+  }
   const tokens = setupTokens(config, db, log, opts.announceToken ?? ((t) => process.stderr.write(`\nAPI token (shown once, store it now): ${t}\n\n`)));
   db.close();
   const readDb = openDb(config.dataDir, { readonly: true });
