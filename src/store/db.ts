@@ -55,6 +55,59 @@ const MIGRATIONS: string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 2: triplets — entities, observations (evidence), edge events (assert/retract history),
+  // entity properties with lifetimes, and valid time on statements.
+  `
+  ALTER TABLE quads ADD COLUMN valid_from TEXT;  -- RFC 3339; NULL = from the commit's time
+  ALTER TABLE quads ADD COLUMN valid_to   TEXT;  -- RFC 3339; NULL = until removed
+  CREATE TABLE entities (
+    id          TEXT    PRIMARY KEY,             -- 32-hex hash of (type, key) or (type, name)
+    type        TEXT    NOT NULL,
+    name        TEXT    NOT NULL,
+    key         TEXT,
+    created_seq INTEGER NOT NULL,
+    updated_seq INTEGER NOT NULL
+  );
+  CREATE INDEX entities_type_name ON entities(type, name);
+  CREATE TABLE observations (
+    id          INTEGER PRIMARY KEY,
+    seq         INTEGER NOT NULL,
+    text        TEXT,
+    source_id   TEXT,
+    observed_at TEXT    NOT NULL
+  );
+  CREATE INDEX observations_seq ON observations(seq);
+  CREATE TABLE edge_events (
+    id             INTEGER PRIMARY KEY,
+    seq            INTEGER NOT NULL,
+    op             TEXT    NOT NULL,             -- assert | retract
+    source_id      TEXT    NOT NULL,
+    relation       TEXT    NOT NULL,             -- relation name as written
+    target_id      TEXT    NOT NULL,
+    confidence     REAL    NOT NULL,
+    observation_id INTEGER,
+    valid_from     TEXT,
+    valid_to       TEXT,
+    granularity    TEXT,
+    source_text    TEXT,
+    properties     TEXT,                         -- JSON [{field, value}]
+    at             TEXT    NOT NULL,             -- transaction time: observed_at backfill or commit time
+    supersedes     TEXT                          -- JSON [edge_event_id]
+  );
+  CREATE INDEX edge_events_edge ON edge_events(source_id, relation, target_id, seq);
+  CREATE INDEX edge_events_target ON edge_events(target_id, seq);
+  CREATE INDEX edge_events_seq ON edge_events(seq);
+  CREATE TABLE entity_props (
+    id          INTEGER PRIMARY KEY,
+    entity_id   TEXT    NOT NULL,
+    field       TEXT    NOT NULL,                -- canonical (lower-cased) field name
+    value       TEXT    NOT NULL,                -- JSON {kind, v}
+    added_seq   INTEGER NOT NULL,
+    removed_seq INTEGER
+  );
+  CREATE INDEX entity_props_live ON entity_props(entity_id, field) WHERE removed_seq IS NULL;
+  CREATE INDEX entity_props_added ON entity_props(added_seq);
+  `,
 ];
 
 /** Version of the persisted format; part of /version's fingerprint. */
