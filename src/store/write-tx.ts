@@ -30,6 +30,8 @@ interface Row {
 export class WriteCoordinator {
   readonly replicas = new Map<number, ReplicaLink>();
   private openSeq: number | null = null;
+  /** A dry run writes inside the SQLite transaction, tells no replica, and always rolls back. */
+  private dry = false;
   private readonly lastSeqStmt;
 
   constructor(
@@ -54,45 +56,68 @@ export class WriteCoordinator {
     });
   }
 
-  /** Starts a write; returns its commit_seq. */
-  begin(): number {
+  /** Starts a write; returns its commit_seq (for a dry run: the seq it would get). */
+  begin(opts: { dryRun?: boolean } = {}): number {
     if (this.openSeq !== null) throw new Error('a write is already open');
     this.db.exec('BEGIN IMMEDIATE');
     const seq = this.headSeq() + 1;
     this.openSeq = seq;
-    for (const r of this.replicas.values()) r.send({ op: 'begin', seq });
+    this.dry = !!opts.dryRun;
+    if (!this.dry) for (const r of this.replicas.values()) r.send({ op: 'begin', seq });
     return seq;
+  }
+
+  get isDryRun(): boolean {
+    return this.dry;
   }
 
   /** Streams statements already inserted in SQLite to the replicas. */
   load(text: string, bnText: string) {
-    if (!text && !bnText) return;
+    if (this.dry || (!text && !bnText)) return;
     for (const r of this.replicas.values()) r.send({ op: 'load', text, bnText });
+  }
+
+  /** Streams statements already marked removed in SQLite to the replicas. */
+  unload(text: string, bnText: string) {
+    if (this.dry || (!text && !bnText)) return;
+    for (const r of this.replicas.values()) r.send({ op: 'unload', text, bnText });
+  }
+
+  /** Sends the rows a statement selects to the replicas, as loads or unloads, in chunks. */
+  private replay(sql: string, seq: number, op: 'load' | 'unload') {
+    let text: string[] = [];
+    let bnText: string[] = [];
+    const flush = () => {
+      if (text.length || bnText.length) {
+        for (const r of this.replicas.values()) r.send({ op, text: text.join('\n'), bnText: bnText.join('\n') });
+      }
+      text = [];
+      bnText = [];
+    };
+    for (const row of this.db.prepare(sql).iterate(seq) as IterableIterator<Row>) {
+      (row.bn ? bnText : text).push(quadLine(row));
+      if (text.length + bnText.length >= 2000) flush();
+    }
+    flush();
   }
 
   /** Undoes the open write everywhere. Safe to call at any point before COMMIT. */
   async abort(): Promise<void> {
     const seq = this.openSeq;
     if (seq === null) return;
+    const dry = this.dry;
     try {
-      const added = this.db.prepare('SELECT s, p, o, g, bn FROM quads WHERE added_seq = ?').iterate(seq) as IterableIterator<Row>;
-      let text: string[] = [];
-      let bnText: string[] = [];
-      const flush = () => {
-        for (const r of this.replicas.values()) r.send({ op: 'unload', text: text.join('\n'), bnText: bnText.join('\n') });
-        text = [];
-        bnText = [];
-      };
-      for (const row of added) {
-        (row.bn ? bnText : text).push(quadLine(row));
-        if (text.length + bnText.length >= 2000) flush();
+      if (!dry) {
+        // Take out what this write added, then put back what it removed.
+        this.replay('SELECT s, p, o, g, bn FROM quads WHERE added_seq = ?', seq, 'unload');
+        this.replay('SELECT s, p, o, g, bn FROM quads WHERE removed_seq = ? AND added_seq <> removed_seq', seq, 'load');
       }
-      flush();
     } finally {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.openSeq = null;
+      this.dry = false;
     }
-    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
+    if (!dry) await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
   }
 
   /**
@@ -102,6 +127,7 @@ export class WriteCoordinator {
   async commit(): Promise<number> {
     const seq = this.openSeq;
     if (seq === null) throw new Error('no open write');
+    if (this.dry) throw new Error('a dry run cannot commit');
     const prepared = await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'prepare', seq })));
     const refused = prepared.find((p) => p.op === 'failed');
     if (refused && refused.op === 'failed') {
@@ -129,6 +155,7 @@ export class WriteCoordinator {
   async commitWithoutDelta(): Promise<void> {
     const seq = this.openSeq;
     if (seq === null) throw new Error('no open write');
+    if (this.dry) throw new Error('a dry run cannot commit');
     this.db.exec('COMMIT');
     this.openSeq = null;
     await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
