@@ -23,6 +23,8 @@ export type HeadWriteMessage =
   /** `text`: N-Quads without blank nodes (bulk load); `bnText`: N-Quads with blank nodes (term by term, labels kept). */
   | { op: 'load'; text: string; bnText: string }
   | { op: 'unload'; text: string; bnText: string }
+  /** Empty the store (graph delete); an abort reloads what the write removed. */
+  | { op: 'clear' }
   /** All loads of the open write are in: confirm (or report a refusal) before the writer commits SQLite. */
   | { op: 'prepare'; seq: number }
   /** SQLite committed: make the write visible. */

@@ -101,6 +101,9 @@ writePort.on('message', (msg: HeadWriteMessage) => {
       case 'unload':
         unloadText(msg.text, msg.bnText);
         break;
+      case 'clear':
+        store = new Store();
+        break;
       case 'prepare':
         reply = failure !== null ? { op: 'failed', message: failure } : { op: 'prepared', seq: msg.seq };
         break;

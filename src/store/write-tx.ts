@@ -83,6 +83,12 @@ export class WriteCoordinator {
     for (const r of this.replicas.values()) r.send({ op: 'unload', text, bnText });
   }
 
+  /** Empties the replicas' stores within the open write (graph delete). */
+  clear() {
+    if (this.dry) return;
+    for (const r of this.replicas.values()) r.send({ op: 'clear' });
+  }
+
   /** Sends the rows a statement selects to the replicas, as loads or unloads, in chunks. */
   private replay(sql: string, seq: number, op: 'load' | 'unload') {
     let text: string[] = [];
