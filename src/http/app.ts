@@ -7,6 +7,7 @@ import { sparqlRoutes } from './routes/sparql.js';
 import { rdfImportRoutes } from './routes/rdf-import.js';
 import { queryRoutes } from './routes/query.js';
 import { graphRoutes } from './routes/graph.js';
+import { writeRoutes } from './routes/writes.js';
 
 /** The HTTP surface: /version and /healthz open, everything else behind the bearer token. */
 export function createApp(ctx: AppContext): Hono<Env> {
@@ -23,6 +24,7 @@ export function createApp(ctx: AppContext): Hono<Env> {
   rdfImportRoutes(app, ctx);
   queryRoutes(app, ctx);
   graphRoutes(app, ctx);
+  writeRoutes(app, ctx);
 
   app.notFound((c) =>
     errorResponse(c, new ApiError(404, 'invalid_request_error', 'route_not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`)),

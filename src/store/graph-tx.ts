@@ -202,7 +202,7 @@ export class GraphTx {
 
   /** Current edges with the entity as source or target. */
   currentEdgesTouching(id: string): EdgeKey[] {
-    return (this.st.edgesTouching.all(id) as EdgeKey[]).filter((e) => this.isCurrent(e));
+    return (this.st.edgesTouching.all({ id }) as EdgeKey[]).filter((e) => this.isCurrent(e));
   }
 
   // ------------------------------------------------------------ properties
@@ -294,8 +294,8 @@ function prepareAll(db: DB) {
         WHERE e.source_id = ? AND e.relation = ? AND e.target_id = ? AND e.op = 'assert' ORDER BY e.id DESC LIMIT 1`,
     ),
     edgesTouching: db.prepare(
-      `SELECT DISTINCT source_id, relation, target_id FROM edge_events WHERE source_id = ?1
-       UNION SELECT DISTINCT source_id, relation, target_id FROM edge_events WHERE target_id = ?1`,
+      `SELECT DISTINCT source_id, relation, target_id FROM edge_events WHERE source_id = @id
+       UNION SELECT DISTINCT source_id, relation, target_id FROM edge_events WHERE target_id = @id`,
     ),
     liveProps: db.prepare('SELECT id, field, value FROM entity_props WHERE entity_id = ? AND removed_seq IS NULL'),
     insertProp: db.prepare('INSERT INTO entity_props (entity_id, field, value, added_seq) VALUES (?, ?, ?, ?)'),

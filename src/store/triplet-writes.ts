@@ -386,7 +386,7 @@ export async function reload(w: WriteCoordinator, iris: Iris, body: Uint8Array, 
 
   // Entities present (with a live type statement) before the reload.
   const present = new Map<string, EntityRow>();
-  for (const row of w.db.prepare('SELECT id, type, name, key, created_seq, updated_seq FROM entities').iterate() as IterableIterator<EntityRow>) {
+  for (const row of w.db.prepare('SELECT id, type, name, key, created_seq, updated_seq FROM entities').all() as EntityRow[]) {
     if (tx.isLive(iris.entity(row.id), RDF_TYPE, iris.cls(row.type))) present.set(row.id, row);
   }
   const desiredEntities = new Map<string, EntityRef>();

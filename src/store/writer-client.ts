@@ -58,6 +58,13 @@ export class WriterClient {
     );
   }
 
+  /** A graph write (commit, retract, import, reload, delete); bodies are transferred, not copied. */
+  write<T = { status: number; body: Record<string, unknown> }>(msg: Record<string, unknown>, body?: Uint8Array): Promise<T> {
+    if (!body) return this.call<T>(msg);
+    const buf = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? (body.buffer as ArrayBuffer) : (body.slice().buffer as ArrayBuffer);
+    return this.call<T>({ ...msg, body: buf }, [buf]);
+  }
+
   async close() {
     try {
       await this.call({ op: 'close' });

@@ -1,9 +1,16 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { CommitFileIn } from '../model/triplets.js';
+import type { ImportOptions, ReloadOptions, RetractIn } from './triplet-writes.js';
 
 /** Requests the main thread sends the writer worker; every one gets exactly one reply. */
 export type WriterRequest =
   | { id: number; op: 'attach'; replicaId: number; port: MessagePort }
   | { id: number; op: 'importRdf'; body: ArrayBuffer; params: RdfImportParams; idempotencyKey: string | null }
+  | { id: number; op: 'commit'; file: CommitFileIn; key: string | null; dryRun: boolean }
+  | { id: number; op: 'retract'; req: RetractIn; key: string | null }
+  | { id: number; op: 'importNdjson'; body: ArrayBuffer; opts: ImportOptions; key: string | null }
+  | { id: number; op: 'reload'; body: ArrayBuffer; opts: ReloadOptions; key: string | null }
+  | { id: number; op: 'deleteGraph'; key: string | null; graph: string }
   | { id: number; op: 'close' };
 
 export interface RdfImportParams {

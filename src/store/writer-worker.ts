@@ -7,12 +7,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDb } from './db.js';
 import { WriteCoordinator, WriteFailure } from './write-tx.js';
 import { importRdf } from './rdf-import.js';
+import { commitTriplets, deleteGraph, importNdjson, reload, retract } from './triplet-writes.js';
+import { Iris } from '../model/triplets.js';
+import { ApiError } from '../http/errors.js';
 import type { WriterEvent, WriterFailure, WriterReply, WriterRequest } from './writer-protocol.js';
 
 const { dataDir, iriBase } = workerData as { dataDir: string; iriBase: string };
 const db = openDb(dataDir);
 const port = parentPort!;
 const emit = (e: WriterEvent) => port.postMessage(e);
+const iris = new Iris(iriBase);
 const coordinator = new WriteCoordinator(db, (replicaId, message) => emit({ event: 'replicaLost', replicaId, message }));
 
 async function handle(req: WriterRequest): Promise<unknown> {
@@ -27,6 +31,16 @@ async function handle(req: WriterRequest): Promise<unknown> {
     }
     case 'importRdf':
       return importRdf(coordinator, iriBase, new Uint8Array(req.body), req.params, req.idempotencyKey);
+    case 'commit':
+      return commitTriplets(coordinator, iris, req.file, req.key, req.dryRun);
+    case 'retract':
+      return retract(coordinator, iris, req.req, req.key);
+    case 'importNdjson':
+      return importNdjson(coordinator, iris, new Uint8Array(req.body), req.opts, req.key);
+    case 'reload':
+      return reload(coordinator, iris, new Uint8Array(req.body), req.opts, req.key);
+    case 'deleteGraph':
+      return deleteGraph(coordinator, req.key, req.graph);
     case 'close':
       db.close();
       return null;
@@ -36,6 +50,9 @@ async function handle(req: WriterRequest): Promise<unknown> {
 function toFailure(e: unknown): WriterFailure {
   if (e instanceof WriteFailure) {
     return { status: e.status, type: e.status >= 500 ? 'api_error' : 'invalid_request_error', code: e.code, message: e.message, param: e.param };
+  }
+  if (e instanceof ApiError) {
+    return { status: e.status, type: e.type === 'api_error' ? 'api_error' : 'invalid_request_error', code: e.code, message: e.message, param: e.param };
   }
   const err = e as { code?: string; message?: string };
   if (err.code === 'SQLITE_FULL') {
