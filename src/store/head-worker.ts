@@ -10,7 +10,14 @@ import Database from 'better-sqlite3';
 import { dbPath } from './db.js';
 import type { HeadWriteMessage, HeadWriteReply, QueryReply, QueryRequest } from './head-protocol.js';
 
-const writePort: MessagePort = (workerData as { writePort: MessagePort }).writePort;
+interface Pin {
+  dataDir: string;
+  /** Knowledge as of this commit. */
+  seq: number;
+  /** Statements valid at this instant (ISO), or null for "current at `seq`". */
+  validTime: string | null;
+}
+const { writePort, pin } = workerData as { writePort?: MessagePort; pin?: Pin };
 let store = new Store();
 let seq = 0;
 let openSeq: number | null = null;
@@ -31,31 +38,55 @@ function unloadText(text: string, bnText: string) {
   }
 }
 
-/** Loads every live statement from SQLite, in chunks built by SQLite itself. */
-function build(dataDir: string): HeadWriteReply {
+const LINE = `q.s || ' ' || q.p || ' ' || q.o || CASE q.g WHEN '' THEN '' ELSE ' ' || q.g END || ' .'`;
+
+/**
+ * Which statements a store holds. The head: every live statement. A pin at commit N:
+ * statements added at or before N and not removed at or before N. A valid-time pin T
+ * (with knowledge as of N): statements known by N whose validity interval holds T — from
+ * `valid_from` (else their commit's time) until `valid_to` (else the time of the commit
+ * that removed them, if that is at or before N).
+ */
+function visibility(p: Pin | null): { join: string; where: string } {
+  if (!p) return { join: '', where: 'q.removed_seq IS NULL' };
+  if (p.validTime === null) return { join: '', where: '(q.added_seq <= @seq AND (q.removed_seq IS NULL OR q.removed_seq > @seq))' };
+  return {
+    join: 'JOIN commits ca ON ca.seq = q.added_seq LEFT JOIN commits cr ON cr.seq = q.removed_seq AND q.removed_seq <= @seq',
+    where: `q.added_seq <= @seq
+      AND COALESCE(q.valid_from, ca.observed_at, ca.committed_at) <= @vt
+      AND (COALESCE(q.valid_to, cr.observed_at, cr.committed_at) IS NULL OR COALESCE(q.valid_to, cr.observed_at, cr.committed_at) > @vt)`,
+  };
+}
+
+/** Loads the visible statements from SQLite, in chunks SQLite itself concatenates. */
+function build(dataDir: string, p: Pin | null = null): HeadWriteReply {
   const t0 = performance.now();
   store = new Store();
   const db = new Database(dbPath(dataDir), { readonly: true, fileMustExist: true });
   try {
     db.pragma('cache_size = -65536');
+    const v = visibility(p);
     const readTx = db.transaction(() => {
       const head = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM commits').get() as { seq: number };
-      const line = `s || ' ' || p || ' ' || o || CASE g WHEN '' THEN '' ELSE ' ' || g END || ' .'`;
       const chunk = db.prepare(
         `SELECT group_concat(line, char(10)) AS text, MAX(id) AS last FROM
-           (SELECT id, ${line} AS line FROM quads WHERE id > ? AND removed_seq IS NULL AND bn = ? ORDER BY id LIMIT 2000)`,
+           (SELECT q.id AS id, ${LINE} AS line FROM quads q ${v.join}
+             WHERE q.id > @last AND q.bn = @bn AND ${v.where} ORDER BY q.id LIMIT 2000)`,
       );
       for (const bn of [0, 1]) {
         let last = 0;
         for (;;) {
-          const r = chunk.get(last, bn) as { text: string | null; last: number | null };
+          const params: Record<string, unknown> = { last, bn };
+          if (p) params.seq = p.seq;
+          if (p?.validTime) params.vt = p.validTime;
+          const r = chunk.get(params) as { text: string | null; last: number | null };
           if (r.text === null) break;
           if (bn === 0) loadText(r.text, '');
           else loadText('', r.text);
           last = r.last!;
         }
       }
-      return head.seq;
+      return p ? p.seq : head.seq;
     });
     seq = readTx();
   } finally {
@@ -84,7 +115,16 @@ function runQuery(req: QueryRequest): QueryReply {
   }
 }
 
-writePort.on('message', (msg: HeadWriteMessage) => {
+if (pin) {
+  // A pinned replica: built once for its pin, then read-only.
+  try {
+    parentPort!.postMessage({ ready: build(pin.dataDir, pin) });
+  } catch (e) {
+    parentPort!.postMessage({ failed: (e as Error).message });
+  }
+}
+
+writePort?.on('message', (msg: HeadWriteMessage) => {
   let reply: HeadWriteReply | null = null;
   try {
     switch (msg.op) {
@@ -123,7 +163,7 @@ writePort.on('message', (msg: HeadWriteMessage) => {
     failure = (e as Error).message ?? String(e);
     if (msg.op !== 'load') reply = { op: 'failed', message: failure };
   }
-  if (reply) writePort.postMessage(reply);
+  if (reply) writePort!.postMessage(reply);
   if (openSeq === null) while (held.length) parentPort!.postMessage(runQuery(held.shift()!));
 });
 
