@@ -41,27 +41,29 @@ export function requireToken(ctx: AppContext): MiddlewareHandler<Env> {
 }
 
 /**
- * The fixed-scope rule: this server serves one graph and one branch. A request naming
- * another gets 404 graph_not_found / branch_not_found.
+ * The fixed-scope rule: this server serves one graph and one branch. Parameters naming
+ * another get 404 graph_not_found / branch_not_found.
  */
+export function checkScope(ctx: AppContext, params: URLSearchParams): void {
+  const { graph, branch } = ctx.config;
+  for (const g of params.getAll('graph')) {
+    if (g !== graph) {
+      throw new ApiError(404, 'invalid_request_error', 'graph_not_found',
+        `graph "${g}" not found: this server serves one fixed graph and branch (graph "${graph}", branch "${branch}")`, { param: 'graph' });
+    }
+  }
+  for (const b of params.getAll('branch')) {
+    if (b !== branch) {
+      throw new ApiError(404, 'invalid_request_error', 'branch_not_found',
+        `branch "${b}" not found: this server serves one fixed graph and branch (graph "${graph}", branch "${branch}")`, { param: 'branch' });
+    }
+  }
+}
+
+/** The fixed-scope rule on the query string of every data-plane request. */
 export function fixedScope(ctx: AppContext): MiddlewareHandler<Env> {
   return async (c, next) => {
-    const url = new URL(c.req.url);
-    const graphs = url.searchParams.getAll('graph');
-    const branches = url.searchParams.getAll('branch');
-    const { graph, branch } = ctx.config;
-    for (const g of graphs) {
-      if (g !== graph) {
-        throw new ApiError(404, 'invalid_request_error', 'graph_not_found',
-          `graph "${g}" not found: this server serves one fixed graph and branch (graph "${graph}", branch "${branch}")`, { param: 'graph' });
-      }
-    }
-    for (const b of branches) {
-      if (b !== branch) {
-        throw new ApiError(404, 'invalid_request_error', 'branch_not_found',
-          `branch "${b}" not found: this server serves one fixed graph and branch (graph "${graph}", branch "${branch}")`, { param: 'branch' });
-      }
-    }
+    checkScope(ctx, new URL(c.req.url).searchParams);
     await next();
   };
 }

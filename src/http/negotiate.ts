@@ -31,7 +31,10 @@ export const GRAPH_TYPES: Record<string, string> = {
 export function negotiate(accept: string | undefined, offered: Record<string, string>): { mediaType: string; engineFormat: string } {
   const types = Object.keys(offered);
   if (!accept || accept.trim() === '') return { mediaType: types[0]!, engineFormat: offered[types[0]!]! };
-  const chosen = new Negotiator({ headers: { accept } }).mediaType(types);
+  // Every body is written in UTF-8, so `charset=utf-8` on a range is satisfied: drop it
+  // (Negotiator would otherwise require the offered type to carry the same parameter).
+  const ranges = accept.replace(/;\s*charset\s*=\s*"?utf-?8"?\s*(?=[;,]|$)/gi, '');
+  const chosen = new Negotiator({ headers: { accept: ranges } }).mediaType(types);
   if (!chosen) {
     throw new ApiError(406, 'invalid_request_error', 'not_acceptable',
       `none of the media types in Accept can be produced for this result; available: ${types.join(', ')}`, { param: 'Accept' });

@@ -55,3 +55,41 @@ export function queryForm(text: string): QueryForm | null {
     return null;
   }
 }
+
+const IRIREF = /<[^<>"{}|^`\\\x00-\x20]*>/y;
+const WORD = /[\p{L}\p{N}_\-.:?$@]+/uy;
+
+/**
+ * True when the query text has a dataset clause (FROM or FROM NAMED). Such a query names
+ * its own dataset, so the union default graph must not replace it. Comments, strings and
+ * IRIs are skipped; `?from`, `ex:from`, `"x"@from` and the like are not keywords.
+ */
+export function hasDatasetClause(text: string): boolean {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text[i]!;
+    if (c === '#') {
+      while (i < n && text[i] !== '\n') i++;
+    } else if (c === '"' || c === "'") {
+      const long = text.startsWith(c.repeat(3), i);
+      const close = long ? c.repeat(3) : c;
+      i += close.length;
+      while (i < n && !text.startsWith(close, i)) i += text[i] === '\\' ? 2 : 1;
+      i += close.length;
+    } else if (c === '<') {
+      IRIREF.lastIndex = i;
+      i = IRIREF.test(text) ? IRIREF.lastIndex : i + 1;
+    } else {
+      WORD.lastIndex = i;
+      const m = WORD.exec(text);
+      if (!m) {
+        i++;
+        continue;
+      }
+      if (m[0].toUpperCase() === 'FROM') return true;
+      i += m[0].length;
+    }
+  }
+  return false;
+}

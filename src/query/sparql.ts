@@ -1,6 +1,6 @@
 import { ApiError, badRequest } from '../http/errors.js';
 import { GRAPH_TYPES, RESULTS_TYPES, negotiate } from '../http/negotiate.js';
-import { queryForm, type QueryForm } from '../model/sparql-form.js';
+import { hasDatasetClause, queryForm, type QueryForm } from '../model/sparql-form.js';
 import { isAbsoluteIri } from '../model/rdf-terms.js';
 import type { HeadPool } from '../store/head-pool.js';
 
@@ -46,13 +46,20 @@ export async function runSparql(heads: HeadPool, union: boolean, req: SparqlRequ
     mediaType = engineFormat = req.resultsFormat;
   } else {
     const graphForm = form === 'CONSTRUCT' || form === 'DESCRIBE';
-    ({ mediaType, engineFormat } = negotiate(req.accept, graphForm ? GRAPH_TYPES : RESULTS_TYPES));
+    try {
+      ({ mediaType, engineFormat } = negotiate(req.accept, graphForm ? GRAPH_TYPES : RESULTS_TYPES));
+    } catch (e) {
+      // Text that does not start like a query: the engine's syntax error (400) says more than 406.
+      if (form !== null) throw e;
+      mediaType = engineFormat = 'application/sparql-results+json';
+    }
   }
   const dataset = req.defaultGraphs?.length || req.namedGraphs?.length;
   const reply = await heads.query({
     query: req.query,
     resultsFormat: engineFormat,
-    union,
+    // FROM / FROM NAMED in the query define its dataset; the union default graph would override them.
+    union: union && !hasDatasetClause(req.query),
     ...(dataset ? { defaultGraphs: req.defaultGraphs ?? [], namedGraphs: req.namedGraphs ?? [] } : {}),
   });
   if (!reply.ok) {

@@ -1,6 +1,6 @@
 import type { Hono, Context } from 'hono';
 import type { AppContext } from '../context.js';
-import type { Env } from '../middleware.js';
+import { checkScope, type Env } from '../middleware.js';
 import { ApiError, badRequest } from '../errors.js';
 import { decodeUtf8, mediaType, readBodyLimited } from '../body.js';
 import { runSparql } from '../../query/sparql.js';
@@ -34,6 +34,7 @@ export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
         checkCharset(charset);
         const body = decodeUtf8(await readBodyLimited(c.req.raw, ctx.config.maxQueryBytes));
         const form = new URLSearchParams(body);
+        checkScope(ctx, form);
         if (url.searchParams.has('query')) throw badRequest('multiple_queries', 'give the query once: in the form body, not also in the URL', 'query');
         // Protocol parameters travel in the body; graph/branch and read options may stay in the URL.
         const merged = new URLSearchParams(url.searchParams);
