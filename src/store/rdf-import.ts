@@ -52,7 +52,7 @@ export async function importRdf(
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
-    throw new WriteFailure(400, 'invalid_encoding', 'the request body is not valid UTF-8');
+    throw new WriteFailure(400, 'invalid_encoding', 'the request body is not valid UTF-8', 'body');
   }
 
   const insert = db.prepare(
