@@ -6,6 +6,7 @@ import { isLoopback } from './config/config.js';
 import { openDb, type DB } from './store/db.js';
 import { WriterClient } from './store/writer-client.js';
 import { HeadPool } from './store/head-pool.js';
+import { PinnedStores } from './store/pinned-stores.js';
 import { TokenVerifier, createStoredToken, readTokenFile, storedTokenCount } from './auth/tokens.js';
 import { loadBuildInfo } from './util/build-info.js';
 import { createApp } from './http/app.js';
@@ -51,15 +52,28 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
   const readDb = openDb(config.dataDir, { readonly: true });
 
   let ready = false;
+  let servedAtSeq = 0;
   const writer = new WriterClient(config.dataDir, config.iriBase, (e) => {
     if (e.event === 'replicaLost') log.warn({ replica: e.replicaId, reason: e.message }, 'head replica lost');
+    if (e.event === 'published') servedAtSeq = Math.max(servedAtSeq, e.seq);
   });
   const heads = new HeadPool(writer, {
     replicas: config.queryWorkers,
     queryTimeoutMs: config.queryTimeoutMs,
     log: (msg, extra) => log.info(extra ?? {}, msg),
   });
-  const ctx: AppContext = { config, readDb, heads, writer, tokens, build: loadBuildInfo(), log, isReady: () => ready };
+  const pinned = new PinnedStores({
+    dataDir: config.dataDir,
+    maxBytes: config.pinnedCacheBytes,
+    maxStores: config.pinnedStoresMax,
+    queryTimeoutMs: config.queryTimeoutMs,
+    log: (msg, extra) => log.info(extra ?? {}, msg),
+  });
+  const ctx: AppContext = {
+    config, readDb, heads, writer, tokens, build: loadBuildInfo(), log, pinned,
+    isReady: () => ready,
+    servedAtSeq: () => servedAtSeq,
+  };
   const app = createApp(ctx);
 
   const server: ServerType = await new Promise((resolve, reject) => {
@@ -72,6 +86,8 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
   log.info({ url, port, data_dir: config.dataDir, graph: config.graph, branch: config.branch }, 'listening');
 
   await heads.start();
+  // Everything durable at start is what the replicas loaded: that is the published state.
+  servedAtSeq = heads.headSeq;
   ready = true;
   log.info({ startup_ms: Math.round(performance.now() - t0) }, 'ready');
 
@@ -82,6 +98,7 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await heads.close();
+      await pinned.close();
       await writer.close();
       readDb.close();
     },

@@ -18,6 +18,9 @@ export interface Config {
   maxImportBytes: number;
   maxQueryBytes: number;
   unionDefaultGraph: boolean;
+  /** Memory bound (estimated) of the cache of pinned (as-of) stores. */
+  pinnedCacheBytes: number;
+  pinnedStoresMax: number;
   iriBase: string;
   logLevel: string;
   /** Where the config came from, for the start-up log. */
@@ -37,6 +40,8 @@ export const DEFAULTS: Omit<Config, 'configFile'> = {
   maxImportBytes: 64 * 1024 * 1024,
   maxQueryBytes: 1024 * 1024,
   unionDefaultGraph: true,
+  pinnedCacheBytes: 1024 * 1024 * 1024,
+  pinnedStoresMax: 4,
   iriBase: 'https://littlebigbrain.com/',
   logLevel: 'info',
 };
@@ -55,6 +60,8 @@ const KEYS: Record<string, { field: keyof Config; kind: Kind; env: string; min?:
   max_import_bytes: { field: 'maxImportBytes', kind: 'int', env: 'STACKD_MAX_IMPORT_BYTES', min: 1 },
   max_query_bytes: { field: 'maxQueryBytes', kind: 'int', env: 'STACKD_MAX_QUERY_BYTES', min: 1 },
   union_default_graph: { field: 'unionDefaultGraph', kind: 'bool', env: 'STACKD_UNION_DEFAULT_GRAPH' },
+  pinned_cache_bytes: { field: 'pinnedCacheBytes', kind: 'int', env: 'STACKD_PINNED_CACHE_BYTES', min: 0 },
+  pinned_stores_max: { field: 'pinnedStoresMax', kind: 'int', env: 'STACKD_PINNED_STORES_MAX', min: 1, max: 64 },
   iri_base: { field: 'iriBase', kind: 'string', env: 'STACKD_IRI_BASE' },
   log_level: { field: 'logLevel', kind: 'string', env: 'STACKD_LOG_LEVEL' },
 };

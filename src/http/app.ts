@@ -8,6 +8,8 @@ import { rdfImportRoutes } from './routes/rdf-import.js';
 import { queryRoutes } from './routes/query.js';
 import { graphRoutes } from './routes/graph.js';
 import { writeRoutes } from './routes/writes.js';
+import { temporalRoutes } from './routes/temporal.js';
+import { entityRoutes } from './routes/entities.js';
 
 /** The HTTP surface: /version and /healthz open, everything else behind the bearer token. */
 export function createApp(ctx: AppContext): Hono<Env> {
@@ -25,6 +27,8 @@ export function createApp(ctx: AppContext): Hono<Env> {
   queryRoutes(app, ctx);
   graphRoutes(app, ctx);
   writeRoutes(app, ctx);
+  temporalRoutes(app, ctx);
+  entityRoutes(app, ctx);
 
   app.notFound((c) =>
     errorResponse(c, new ApiError(404, 'invalid_request_error', 'route_not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`)),

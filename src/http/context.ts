@@ -5,6 +5,7 @@ import type { WriterClient } from '../store/writer-client.js';
 import type { TokenVerifier } from '../auth/tokens.js';
 import type { BuildInfo } from '../util/build-info.js';
 import type { Logger } from 'pino';
+import type { PinnedStores } from '../store/pinned-stores.js';
 
 /** Everything a route needs, built once at start-up. */
 export interface AppContext {
@@ -18,6 +19,9 @@ export interface AppContext {
   log: Logger;
   /** True once every head replica has loaded the durable state. */
   isReady: () => boolean;
+  /** The checkpoint ("published") watermark: the last commit folded into the database file. */
+  servedAtSeq: () => number;
+  pinned: PinnedStores;
 }
 
 export const API_VERSION = '2026-07-23';

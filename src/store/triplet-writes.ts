@@ -485,6 +485,14 @@ export async function deleteGraph(w: WriteCoordinator, key: string | null, graph
   if (prior) return prior;
   const seq = w.begin();
   const db = w.db;
+  const at = new Date().toISOString();
+  // Every current triplet edge gets its retract event, so history and as-of reads see the delete.
+  db.prepare(
+    `INSERT INTO edge_events (seq, op, source_id, relation, target_id, confidence, at, supersedes)
+     SELECT ?, 'retract', e.source_id, e.relation, e.target_id, 0, ?, json_array(CAST(e.id AS TEXT))
+       FROM edge_events e JOIN (SELECT MAX(id) AS id FROM edge_events GROUP BY source_id, relation, target_id) l ON l.id = e.id
+      WHERE e.op = 'assert'`,
+  ).run(seq, at);
   const removed = db.prepare('UPDATE quads SET removed_seq = ? WHERE removed_seq IS NULL').run(seq).changes;
   db.prepare('UPDATE entity_props SET removed_seq = ? WHERE removed_seq IS NULL').run(seq);
   const changed = removed > 0;

@@ -41,4 +41,6 @@ export type WriterReply =
   | { id: number; ok: false; error: WriterFailure };
 
 /** Unsolicited events from the writer. */
-export type WriterEvent = { event: 'replicaReady'; replicaId: number; seq: number; size: number; ms: number } | { event: 'replicaLost'; replicaId: number; message: string };
+export type WriterEvent =
+  | { event: 'published'; seq: number }
+  | { event: 'replicaReady'; replicaId: number; seq: number; size: number; ms: number } | { event: 'replicaLost'; replicaId: number; message: string };

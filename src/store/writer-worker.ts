@@ -61,12 +61,51 @@ function toFailure(e: unknown): WriterFailure {
   return { status: 500, type: 'api_error', code: 'write_failed', message: `write failed: ${err.message ?? String(e)}; nothing was written`, retryable: true };
 }
 
+/**
+ * Publication: after writes, fold the WAL into the database file (a checkpoint) and
+ * announce the commit it covers as served_at_seq. Deferred while writes keep coming,
+ * and by RDF imports sent with build=false.
+ */
+let checkpointTimer: NodeJS.Timeout | null = null;
+function schedulePublication() {
+  if (checkpointTimer) clearTimeout(checkpointTimer);
+  checkpointTimer = setTimeout(() => {
+    checkpointTimer = null;
+    queue = queue.then(() => {
+      try {
+        db.pragma('wal_checkpoint(PASSIVE)');
+        emit({ event: 'published', seq: coordinator.headSeq() });
+      } catch {
+        /* a busy checkpoint is retried after the next write */
+      }
+    });
+  }, 100);
+}
+
+function publishes(req: WriterRequest): boolean {
+  switch (req.op) {
+    case 'importRdf':
+      return req.params.build;
+    case 'commit':
+      return !req.dryRun;
+    case 'retract':
+    case 'importNdjson':
+    case 'deleteGraph':
+      return true;
+    case 'reload':
+      return !req.opts.dryRun;
+    default:
+      return false;
+  }
+}
+
 let queue: Promise<void> = Promise.resolve();
 port.on('message', (req: WriterRequest) => {
   queue = queue.then(async () => {
     let reply: WriterReply;
     try {
       reply = { id: req.id, ok: true, result: await handle(req) };
+      if (publishes(req)) schedulePublication();
     } catch (e) {
       if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
       reply = { id: req.id, ok: false, error: toFailure(e) };
