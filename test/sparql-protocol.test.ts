@@ -520,6 +520,14 @@ describe('errors', () => {
   test('400 for bytes that are not UTF-8', async () => {
     const bytes = new Uint8Array([...new TextEncoder().encode('ASK { ?s ?p "caf'), 0xe9, ...new TextEncoder().encode('" }')]);
     await assertError(await s.fetch('/sparql', { method: 'POST', headers: { 'content-type': 'application/sparql-query' }, body: bytes }), 400, 'invalid_encoding');
+    // percent-escapes of Latin-1, not UTF-8: refused rather than read as U+FFFD (which would match nothing)
+    const latin1 = 'query=ASK%7B%3Fs%20%3Fp%20%22caf%E9%22%7D';
+    assert.equal((await assertError(await s.fetch('/sparql?' + latin1), 400, 'invalid_encoding')).param, 'query');
+    const form = await s.fetch('/sparql', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: latin1 });
+    await assertError(form, 400, 'invalid_encoding');
+    // while UTF-8 escapes and + for space are read as usual
+    const utf8 = await s.fetch('/sparql?query=ASK+%7B+FILTER(%22caf%C3%A9%22+%3D+%22caf%5Cu00E9%22)+%7D');
+    assert.equal((await json(utf8)).boolean, true);
   });
 
   test('400 for a syntax error, with the parser message, whatever the Accept', async () => {

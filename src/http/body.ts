@@ -49,6 +49,30 @@ export function decodeUtf8(bytes: Uint8Array, param = 'body'): string {
   }
 }
 
+function decodeFormComponent(s: string, where: string, param: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    throw badRequest('invalid_encoding', `the ${where} is not percent-encoded UTF-8 (application/x-www-form-urlencoded)`, param);
+  }
+}
+
+/**
+ * Parses application/x-www-form-urlencoded text like URLSearchParams, but refuses (400)
+ * escapes that are not UTF-8 — URLSearchParams turns them into U+FFFD, so a query in
+ * another encoding would silently match nothing.
+ */
+export function parseForm(text: string, where: 'query string' | 'form body'): URLSearchParams {
+  const out = new URLSearchParams();
+  for (const part of text.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = decodeFormComponent(eq < 0 ? part : part.slice(0, eq), where, where === 'form body' ? 'body' : 'query string');
+    out.append(key, eq < 0 ? '' : decodeFormComponent(part.slice(eq + 1), where, key));
+  }
+  return out;
+}
+
 /** Parses a JSON object body with a clear error for anything else. */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   const text = decodeUtf8(bytes);

@@ -2,7 +2,7 @@ import type { Hono, Context } from 'hono';
 import type { AppContext } from '../context.js';
 import { checkScope, type Env } from '../middleware.js';
 import { ApiError, badRequest } from '../errors.js';
-import { decodeUtf8, mediaType, readBodyLimited } from '../body.js';
+import { decodeUtf8, mediaType, parseForm, readBodyLimited } from '../body.js';
 import { runSparql } from '../../query/sparql.js';
 import { checkReadParams, READ_PARAMS } from '../read-params.js';
 
@@ -24,7 +24,8 @@ function checkCharset(charset: string | null) {
 export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
   const handler = async (c: Context<Env>) => {
     const url = new URL(c.req.url);
-    let params = url.searchParams;
+    const inUrl = parseForm(url.search.slice(1), 'query string');
+    let params = inUrl;
     let query: string[];
     if (c.req.method === 'GET') {
       query = params.getAll('query');
@@ -33,17 +34,17 @@ export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
       if (type === 'application/x-www-form-urlencoded') {
         checkCharset(charset);
         const body = decodeUtf8(await readBodyLimited(c.req.raw, ctx.config.maxQueryBytes));
-        const form = new URLSearchParams(body);
+        const form = parseForm(body, 'form body');
         checkScope(ctx, form);
-        if (url.searchParams.has('query')) throw badRequest('multiple_queries', 'give the query once: in the form body, not also in the URL', 'query');
+        if (inUrl.has('query')) throw badRequest('multiple_queries', 'give the query once: in the form body, not also in the URL', 'query');
         // Protocol parameters travel in the body; graph/branch and read options may stay in the URL.
-        const merged = new URLSearchParams(url.searchParams);
+        const merged = new URLSearchParams(inUrl);
         for (const [k, v] of form) merged.append(k, v);
         params = merged;
         query = params.getAll('query');
       } else if (type === 'application/sparql-query') {
         checkCharset(charset);
-        if (url.searchParams.has('query')) throw badRequest('multiple_queries', 'a direct POST carries the query in the body; do not also send "query" in the URL', 'query');
+        if (inUrl.has('query')) throw badRequest('multiple_queries', 'a direct POST carries the query in the body; do not also send "query" in the URL', 'query');
         query = [decodeUtf8(await readBodyLimited(c.req.raw, ctx.config.maxQueryBytes), 'query')];
       } else if (type === 'application/sparql-update') {
         throw unsupportedType(type);
