@@ -1,5 +1,16 @@
 import type { AppContext } from './context.js';
 import { ApiError, badRequest } from './errors.js';
+import { resolvePin } from '../query/pin.js';
+import type { Pin } from '../query/temporal.js';
+import type { QueryInput } from '../store/head-pool.js';
+import type { QueryReply } from '../store/head-protocol.js';
+
+/** Where a read runs: the head replicas, or a store pinned to a commit and/or valid time. */
+export interface QueryTarget {
+  pin: Pin;
+  head: number;
+  query(input: QueryInput): Promise<QueryReply>;
+}
 
 /** Read options the hosted plane accepts on query routes. */
 export const READ_PARAMS = ['as_of_commit_seq', 'as_of_valid_time', 'entailment', 'consistency', 'min_indexed_seq', 'reason'];
@@ -20,9 +31,10 @@ function oneInt(p: URLSearchParams, name: string): number | null {
 /**
  * Consistency and pinning options. The head is always current, so `strong` and any
  * `min_indexed_seq` up to the head are served at once; a floor past the head is 429
- * read_your_writes_pending. Pins other than the head are not served by this build.
+ * read_your_writes_pending. `as_of_commit_seq` / `as_of_valid_time` pick a pinned store;
+ * a commit past the head is 400 commit_seq_out_of_range.
  */
-export async function checkReadParams(ctx: AppContext, p: URLSearchParams): Promise<void> {
+export async function checkReadParams(ctx: AppContext, p: URLSearchParams): Promise<QueryTarget> {
   const consistency = p.get('consistency');
   if (consistency !== null && consistency !== '' && consistency !== 'eventual' && consistency !== 'strong') {
     throw badRequest('invalid_parameter', 'parameter "consistency" must be eventual or strong', 'consistency');
@@ -45,17 +57,14 @@ export async function checkReadParams(ctx: AppContext, p: URLSearchParams): Prom
     throw new ApiError(429, 'rate_limit_error', 'read_your_writes_pending',
       `min_indexed_seq ${floor} is past the head (commit_seq ${head}); retry once that commit exists`, { param: 'min_indexed_seq', retryable: true, retryAfterSeconds: 1 });
   }
-  const asOf = oneInt(p, 'as_of_commit_seq');
-  if (asOf !== null) {
-    if (asOf > head) {
-      throw badRequest('commit_seq_out_of_range', `as_of_commit_seq ${asOf} is past the head (commit_seq ${head})`, 'as_of_commit_seq');
-    }
-    if (asOf !== head) {
-      throw new ApiError(422, 'invalid_request_error', 'as_of_unavailable',
-        `reads pinned before the head are not served by this build (head is ${head})`, { param: 'as_of_commit_seq' });
-    }
-  }
-  if (p.get('as_of_valid_time')) {
-    throw new ApiError(422, 'invalid_request_error', 'as_of_unavailable', 'valid-time pinned reads are not served by this build', { param: 'as_of_valid_time' });
-  }
+  const pinned = resolvePin(ctx.readDb, {
+    as_of_commit_seq: oneInt(p, 'as_of_commit_seq') ?? undefined,
+    as_of_valid_time: p.get('as_of_valid_time') ?? undefined,
+  });
+  const pin = pinned.pin;
+  return {
+    pin,
+    head: pinned.head,
+    query: pin.pinned ? (input: QueryInput) => ctx.pinned.query(pin, input) : (input: QueryInput) => ctx.heads.query(input),
+  };
 }

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { dbPath, type DB } from '../store/db.js';
+import { visibility, visibilityParams, type StatementPin } from '../store/visibility.js';
 
 export interface ExportFormat {
   name: 'turtle' | 'ntriples' | 'trig' | 'nquads';
@@ -24,10 +25,10 @@ interface Row {
   g: string;
 }
 
-function statementSql(f: ExportFormat): string {
-  if (!f.quads) return 'SELECT s, p, o, g FROM quads WHERE removed_seq IS NULL ORDER BY s, p, o, g';
-  if (f.name === 'trig') return 'SELECT s, p, o, g FROM quads WHERE removed_seq IS NULL ORDER BY g, s, p, o';
-  return 'SELECT s, p, o, g FROM quads WHERE removed_seq IS NULL ORDER BY s, p, o, g';
+function statementSql(f: ExportFormat, pin: StatementPin | null): string {
+  const v = visibility(pin);
+  const order = f.name === 'trig' ? 'q.g, q.s, q.p, q.o' : 'q.s, q.p, q.o, q.g';
+  return `SELECT q.s AS s, q.p AS p, q.o AS o, q.g AS g FROM quads q ${v.join} WHERE ${v.where} ORDER BY ${order}`;
 }
 
 /** Serialises sorted rows incrementally; `push` returns text to emit, `end` the tail. */
@@ -81,7 +82,7 @@ const ROWS_PER_PULL = 4096;
  * Streams the live statements from SQLite (the source of truth) on a dedicated read-only
  * connection: one statement, so one consistent snapshot, and never the whole graph in memory.
  */
-export function exportStream(dataDir: string, f: ExportFormat): ReadableStream<Uint8Array> {
+export function exportStream(dataDir: string, f: ExportFormat, pin: StatementPin | null = null): ReadableStream<Uint8Array> {
   let db: DB | null = null;
   let it: IterableIterator<Row> | null = null;
   const writer = new Writer(f);
@@ -95,7 +96,7 @@ export function exportStream(dataDir: string, f: ExportFormat): ReadableStream<U
   return new ReadableStream<Uint8Array>({
     start() {
       db = new Database(dbPath(dataDir), { readonly: true, fileMustExist: true });
-      it = db.prepare(statementSql(f)).iterate() as IterableIterator<Row>;
+      it = db.prepare(statementSql(f, pin)).iterate(visibilityParams(pin)) as IterableIterator<Row>;
     },
     pull(controller) {
       let out = '';
@@ -118,21 +119,22 @@ export function exportStream(dataDir: string, f: ExportFormat): ReadableStream<U
   });
 }
 
-export function countLiveStatements(db: DB, f: ExportFormat): number {
+export function countLiveStatements(db: DB, f: ExportFormat, pin: StatementPin | null = null): number {
+  const v = visibility(pin);
   const sql = f.quads
-    ? 'SELECT COUNT(*) AS n FROM quads WHERE removed_seq IS NULL'
-    : 'SELECT COUNT(*) AS n FROM (SELECT DISTINCT s, p, o FROM quads WHERE removed_seq IS NULL)';
-  return (db.prepare(sql).get() as { n: number }).n;
+    ? `SELECT COUNT(*) AS n FROM quads q ${v.join} WHERE ${v.where}`
+    : `SELECT COUNT(*) AS n FROM (SELECT DISTINCT q.s, q.p, q.o FROM quads q ${v.join} WHERE ${v.where})`;
+  return (db.prepare(sql).get(visibilityParams(pin)) as { n: number }).n;
 }
 
 /** A bounded, deterministic preview (the first statements in sort order) as one string. */
-export function exportPreview(dataDir: string, f: ExportFormat, max: number) {
+export function exportPreview(dataDir: string, f: ExportFormat, max: number, pin: StatementPin | null = null) {
   const db = new Database(dbPath(dataDir), { readonly: true, fileMustExist: true });
   try {
-    const total = countLiveStatements(db, f);
+    const total = countLiveStatements(db, f, pin);
     const writer = new Writer(f);
     let data = '';
-    for (const r of db.prepare(statementSql(f)).iterate() as IterableIterator<Row>) {
+    for (const r of db.prepare(statementSql(f, pin)).iterate(visibilityParams(pin)) as IterableIterator<Row>) {
       if (writer.returned >= max) break;
       data += writer.push(r);
     }

@@ -29,7 +29,7 @@ export function checkGraphIris(iris: string[] | undefined, param: string) {
 }
 
 /** Runs one SPARQL query on a head replica, choosing the result format first. */
-export async function runSparql(heads: HeadPool, union: boolean, req: SparqlRequest): Promise<SparqlResult> {
+export async function runSparql(heads: Pick<HeadPool, 'query'>, union: boolean, req: SparqlRequest): Promise<SparqlResult> {
   const form = queryForm(req.query);
   if (form === 'UPDATE') {
     throw badRequest('update_not_supported',

@@ -29,6 +29,8 @@ export interface AssertOutcome {
 }
 
 const CHUNK = 2000;
+/** valid_from of statements valid at every instant. */
+const TIMELESS = '0001-01-01T00:00:00.000Z';
 
 /** Canonical relation name: how edges are matched and shown. */
 export function relationName(name: string): string {
@@ -125,8 +127,9 @@ export class GraphTx {
       row = { ...row, name: ref.name, updated_seq: this.seq };
     }
     this.touchedEntities.add(id);
-    this.addQuad(iri, RDF_TYPE, this.iris.cls(row.type));
-    this.addQuad(iri, RDFS_LABEL, literal(row.name));
+    // Identity (type, label) is timeless: valid-time reads see an edge's endpoints whatever the instant.
+    this.addQuad(iri, RDF_TYPE, this.iris.cls(row.type), TIMELESS);
+    this.addQuad(iri, RDFS_LABEL, literal(row.name), TIMELESS);
     return { id, iri, row };
   }
 

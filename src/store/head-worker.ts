@@ -8,14 +8,11 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { Store, namedNode, parse as oxParse, type Quad } from 'oxigraph';
 import Database from 'better-sqlite3';
 import { dbPath } from './db.js';
+import { visibility, visibilityParams, type StatementPin } from './visibility.js';
 import type { HeadWriteMessage, HeadWriteReply, QueryReply, QueryRequest } from './head-protocol.js';
 
-interface Pin {
+interface Pin extends StatementPin {
   dataDir: string;
-  /** Knowledge as of this commit. */
-  seq: number;
-  /** Statements valid at this instant (ISO), or null for "current at `seq`". */
-  validTime: string | null;
 }
 const { writePort, pin } = workerData as { writePort?: MessagePort; pin?: Pin };
 let store = new Store();
@@ -40,24 +37,6 @@ function unloadText(text: string, bnText: string) {
 
 const LINE = `q.s || ' ' || q.p || ' ' || q.o || CASE q.g WHEN '' THEN '' ELSE ' ' || q.g END || ' .'`;
 
-/**
- * Which statements a store holds. The head: every live statement. A pin at commit N:
- * statements added at or before N and not removed at or before N. A valid-time pin T
- * (with knowledge as of N): statements known by N whose validity interval holds T — from
- * `valid_from` (else their commit's time) until `valid_to` (else the time of the commit
- * that removed them, if that is at or before N).
- */
-function visibility(p: Pin | null): { join: string; where: string } {
-  if (!p) return { join: '', where: 'q.removed_seq IS NULL' };
-  if (p.validTime === null) return { join: '', where: '(q.added_seq <= @seq AND (q.removed_seq IS NULL OR q.removed_seq > @seq))' };
-  return {
-    join: 'JOIN commits ca ON ca.seq = q.added_seq LEFT JOIN commits cr ON cr.seq = q.removed_seq AND q.removed_seq <= @seq',
-    where: `q.added_seq <= @seq
-      AND COALESCE(q.valid_from, ca.observed_at, ca.committed_at) <= @vt
-      AND (COALESCE(q.valid_to, cr.observed_at, cr.committed_at) IS NULL OR COALESCE(q.valid_to, cr.observed_at, cr.committed_at) > @vt)`,
-  };
-}
-
 /** Loads the visible statements from SQLite, in chunks SQLite itself concatenates. */
 function build(dataDir: string, p: Pin | null = null): HeadWriteReply {
   const t0 = performance.now();
@@ -76,9 +55,7 @@ function build(dataDir: string, p: Pin | null = null): HeadWriteReply {
       for (const bn of [0, 1]) {
         let last = 0;
         for (;;) {
-          const params: Record<string, unknown> = { last, bn };
-          if (p) params.seq = p.seq;
-          if (p?.validTime) params.vt = p.validTime;
+          const params: Record<string, unknown> = { last, bn, ...visibilityParams(p) };
           const r = chunk.get(params) as { text: string | null; last: number | null };
           if (r.text === null) break;
           if (bn === 0) loadText(r.text, '');

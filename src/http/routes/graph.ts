@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { AppContext } from '../context.js';
 import type { Env } from '../middleware.js';
 import { Params } from '../params.js';
-import { checkReadParams, headSeq } from '../read-params.js';
+import { checkReadParams } from '../read-params.js';
 import { exportStream, countLiveStatements, exportPreview, EXPORT_FORMATS } from '../../query/export.js';
 import { ApiError } from '../errors.js';
 
@@ -54,20 +54,21 @@ export function graphRoutes(app: Hono<Env>, ctx: AppContext) {
     if (!format) throw new ApiError(400, 'invalid_request_error', 'invalid_parameter', `format must be one of turtle, nt, ntriples, trig, nq, nquads; got "${name}"`, { param: 'format' });
     const maxTriples = p.int('max_triples', 0, Number.MAX_SAFE_INTEGER);
     const truncate = p.bool('truncate', false);
-    await checkReadParams(ctx, search);
-    const seq = headSeq(ctx);
+    const target = await checkReadParams(ctx, search);
+    const seq = target.head;
+    const pin = target.pin.pinned ? target.pin : null;
     if (truncate) {
-      const preview = exportPreview(ctx.config.dataDir, format, maxTriples ?? 1000);
-      return c.json({ snapshot: { commit_seq: seq, compacted_seq: seq, served_at_seq: seq }, format: format.name, ...preview });
+      const preview = exportPreview(ctx.config.dataDir, format, maxTriples ?? 1000, pin);
+      return c.json({ snapshot: { commit_seq: seq, compacted_seq: seq, served_at_seq: seq, as_of_commit_seq: pin ? pin.seq : null }, format: format.name, ...preview });
     }
     if (maxTriples !== null) {
-      const total = countLiveStatements(ctx.readDb, format);
+      const total = countLiveStatements(ctx.readDb, format, pin);
       if (total > maxTriples) {
         throw new ApiError(413, 'invalid_request_error', 'export_too_large',
           `the export has ${total} statements, more than max_triples=${maxTriples}; raise max_triples or use truncate=true for a preview`, { param: 'max_triples' });
       }
     }
-    return new Response(exportStream(ctx.config.dataDir, format), {
+    return new Response(exportStream(ctx.config.dataDir, format, pin), {
       status: 200,
       headers: { 'content-type': `${format.mediaType}; charset=utf-8`, 'x-stackd-commit-seq': String(seq) },
     });

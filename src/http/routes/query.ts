@@ -44,9 +44,9 @@ export function queryRoutes(app: Hono<Env>, ctx: AppContext) {
     const read = new URLSearchParams(search);
     if (body.entailment) read.set('entailment', String(body.entailment));
     if (body.reason === true) read.set('reason', 'true');
-    await checkReadParams(ctx, read);
+    const target = await checkReadParams(ctx, read);
 
-    const result = await runSparql(ctx.heads, ctx.config.unionDefaultGraph, {
+    const result = await runSparql(target, ctx.config.unionDefaultGraph, {
       query: body.query,
       resultsFormat: 'application/sparql-results+json',
       allowedForms: ['SELECT', 'ASK'],
@@ -73,7 +73,10 @@ export function queryRoutes(app: Hono<Env>, ctx: AppContext) {
         has_more: hasMore,
         next_offset: hasMore ? offset + returned : null,
       },
-      snapshot: { commit_seq: result.seq, compacted_seq: result.seq, served_at_seq: result.seq },
+      snapshot: {
+        commit_seq: target.head, compacted_seq: target.head, served_at_seq: target.head,
+        as_of_commit_seq: target.pin.pinned ? target.pin.seq : null,
+      },
     });
   });
 }
