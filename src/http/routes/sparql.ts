@@ -64,8 +64,8 @@ export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
       throw badRequest('missing_query', 'no query: send it as the "query" parameter or as an application/sparql-query body', 'query');
     }
     if (query.length > 1) throw badRequest('multiple_queries', `"query" was given ${query.length} times; send exactly one`, 'query');
-    await checkReadParams(ctx, params);
-    const result = await runSparql(ctx.heads, ctx.config.unionDefaultGraph, {
+    const target = await checkReadParams(ctx, params);
+    const result = await runSparql(target, ctx.config.unionDefaultGraph, {
       query: query[0]!,
       accept: c.req.header('accept'),
       defaultGraphs: params.getAll('default-graph-uri'),
