@@ -119,6 +119,14 @@ describe('query operation: GET, POST form, POST direct', () => {
     assert.deepEqual(col(await json(await get(q)), 'name'), [lit('Bob')]);
   });
 
+  test('HEAD answers like GET, without a body', async () => {
+    const res = await s.fetch(`/sparql?query=${encodeURIComponent(q)}`, { method: 'HEAD', headers: { accept: 'text/csv' } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/csv/);
+    assertMeta(res);
+    assert.equal(await res.text(), '');
+  });
+
   test('POST application/x-www-form-urlencoded', async () => {
     assert.deepEqual(col(await json(await postForm(new URLSearchParams({ query: q }))), 'name'), [lit('Bob')]);
   });

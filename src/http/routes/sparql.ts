@@ -27,7 +27,7 @@ export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
     const inUrl = parseForm(url.search.slice(1), 'query string');
     let params = inUrl;
     let query: string[];
-    if (c.req.method === 'GET') {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') {
       query = params.getAll('query');
     } else {
       const { type, charset } = mediaType(c.req.header('content-type'));
