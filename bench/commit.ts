@@ -1,0 +1,134 @@
+/**
+ * npm run bench:commit — single-triplet commit latency and throughput at concurrency 1, 8
+ * and 32 through POST /v1/graph/commit, against raw SQLite transactions with the same
+ * durability (WAL, synchronous=FULL, one row per transaction) measured in the same run;
+ * and as-of read latency (first read of a pin, then cached) against head reads.
+ *
+ *   node dist/bench/commit.js [--commits N] [--reads N]
+ */
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { startBenchServer, percentile, type BenchServer } from './lib/stackd.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const COMMITS = arg('commits', 2000);
+const READS = arg('reads', 200);
+
+function rawSqlite(n: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'stackd-bench-raw-'));
+  const db = new Database(join(dir, 'raw.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT, p TEXT, o TEXT)');
+  const ins = db.prepare('INSERT INTO t (s, p, o) VALUES (?, ?, ?)');
+  const tx = db.transaction((i: number) => ins.run(`s${i}`, 'p', `o${i}`));
+  const lat: number[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const a = performance.now();
+    tx(i);
+    lat.push(performance.now() - a);
+  }
+  const secs = (performance.now() - t0) / 1000;
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  lat.sort((a, b) => a - b);
+  return { perSec: n / secs, p50: percentile(lat, 50), p99: percentile(lat, 99) };
+}
+
+let counter = 0;
+async function commitOne(s: BenchServer): Promise<number> {
+  const i = counter++;
+  const body = JSON.stringify({
+    triplets: [{ source: { type: 'Person', name: `p${i}` }, relation: 'works_at', target: { type: 'Company', name: `c${i % 100}` } }],
+  });
+  const a = performance.now();
+  const res = await fetch(`${s.url}/v1/graph/commit`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+    body,
+  });
+  if (res.status !== 200) throw new Error(`commit failed ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer();
+  return performance.now() - a;
+}
+
+async function commitsAt(s: BenchServer, concurrency: number, n: number) {
+  const lat: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        lat.push(await commitOne(s));
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  return { perSec: n / secs, p50: percentile(lat, 50), p99: percentile(lat, 99) };
+}
+
+async function read(s: BenchServer, qs: string): Promise<number> {
+  const a = performance.now();
+  const res = await fetch(`${s.url}/v1/query/sparql-text${qs}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'SELECT ?p ?c WHERE { ?p <https://littlebigbrain.com/r/works_at> ?c } LIMIT 10' }),
+  });
+  if (res.status !== 200) throw new Error(`read failed ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer();
+  return performance.now() - a;
+}
+
+async function reads(s: BenchServer, qs: string, n: number) {
+  const lat: number[] = [];
+  for (let i = 0; i < n; i++) lat.push(await read(s, qs));
+  lat.sort((a, b) => a - b);
+  return { p50: percentile(lat, 50), p99: percentile(lat, 99) };
+}
+
+const f = (n: number, d = 2) => n.toFixed(d);
+
+async function main() {
+  console.log(`# bench:commit — ${new Date().toISOString()} — ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`);
+  const raw = rawSqlite(COMMITS);
+  const dir = mkdtempSync(join(tmpdir(), 'stackd-bench-commit-'));
+  const s = await startBenchServer(dir);
+  try {
+    await commitsAt(s, 4, 200); // warm-up
+    const rows: [string, { perSec: number; p50: number; p99: number }][] = [];
+    for (const c of [1, 8, 32]) rows.push([`stackd c=${c}`, await commitsAt(s, c, COMMITS)]);
+    console.log('\n| single-triplet commits | commits/s | p50 ms | p99 ms | vs raw SQLite tx/s |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| raw SQLite (WAL, synchronous=FULL, 1 row/tx) | ${f(raw.perSec, 0)} | ${f(raw.p50, 3)} | ${f(raw.p99, 3)} | 1.00 |`);
+    for (const [name, r] of rows) console.log(`| ${name} | ${f(r.perSec, 0)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.perSec / raw.perSec)} |`);
+    console.log(`\nconcurrency 32 vs 1: ${f(rows[2]![1].perSec / rows[0]![1].perSec)}×`);
+
+    const head = await reads(s, '', READS);
+    const pinSeq = 100;
+    const first = await read(s, `?as_of_commit_seq=${pinSeq}`);
+    const cached = await reads(s, `?as_of_commit_seq=${pinSeq}`, READS);
+    const firstOther = await read(s, `?as_of_commit_seq=${pinSeq + 1000}`);
+    console.log('\n| read (sparql-text, LIMIT 10) | p50 ms | p99 ms | vs head p50 |');
+    console.log('|---|---|---|---|');
+    console.log(`| head | ${f(head.p50)} | ${f(head.p99)} | 1.00 |`);
+    console.log(`| as_of_commit_seq, first read (store built) | ${f(first)} | — | ${f(first / head.p50)} |`);
+    console.log(`| as_of_commit_seq, second pin, first read | ${f(firstOther)} | — | ${f(firstOther / head.p50)} |`);
+    console.log(`| as_of_commit_seq, cached | ${f(cached.p50)} | ${f(cached.p99)} | ${f(cached.p50 / head.p50)} |`);
+  } finally {
+    await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
