@@ -49,7 +49,7 @@ function graphIsNew(w: WriteCoordinator): boolean {
 }
 
 /** Ends a write: dry runs roll back; real ones commit (or roll back when nothing changed). */
-async function finishWrite(w: WriteCoordinator, tx: GraphTx, changed: boolean): Promise<number | null> {
+async function finishWrite(w: WriteCoordinator, changed: boolean): Promise<number | null> {
   if (w.isDryRun) {
     await w.abort();
     return null;
@@ -63,23 +63,70 @@ async function finishWrite(w: WriteCoordinator, tx: GraphTx, changed: boolean): 
 
 // ---------------------------------------------------------------- commit
 
+const COMMIT_ROUTE = 'POST /v1/graph/commit';
+const commitReplay: Replay = (b) => ({ ...b, replayed: true, commit: { ...(b.commit as object), idempotent_replay: true } });
+
 export async function commitTriplets(
   w: WriteCoordinator, iris: Iris, file: CommitFileIn, key: string | null, dryRun: boolean,
 ): Promise<WriteOutcome> {
-  const route = 'POST /v1/graph/commit';
-  const hash = requestHash(route, file);
-  const replay: Replay = (b) => ({ ...b, replayed: true, commit: { ...(b.commit as object), idempotent_replay: true } });
+  const hash = requestHash(COMMIT_ROUTE, file);
   if (!dryRun) {
-    const prior = priorOutcome(w, key, route, hash, replay);
+    const prior = priorOutcome(w, key, COMMIT_ROUTE, hash, commitReplay);
     if (prior) return prior;
   }
-  const head = w.headSeq();
+  const seq = w.begin({ dryRun });
+  const out = applyCommit(w, iris, file, key, hash, seq, dryRun);
+  await finishWrite(w, out.changed);
+  return out.outcome;
+}
+
+/**
+ * Group commit: several single commits in one SQLite transaction (one fsync), each with its
+ * own commit_seq and its own savepoint, so a refused request leaves the others intact.
+ * Every request is acknowledged only after the shared transaction is durable.
+ */
+export async function commitGroup(
+  w: WriteCoordinator, iris: Iris, reqs: { file: CommitFileIn; key: string | null }[],
+): Promise<(WriteOutcome | WriteFailure)[]> {
+  const results: (WriteOutcome | WriteFailure)[] = [];
+  let changedAny = false;
+  w.begin();
+  for (const r of reqs) {
+    const hash = requestHash(COMMIT_ROUTE, r.file);
+    const prior = priorOutcome(w, r.key, COMMIT_ROUTE, hash, commitReplay);
+    if (prior) {
+      results.push(prior);
+      continue;
+    }
+    const seq = w.headSeq() + 1;
+    w.db.exec('SAVEPOINT one_commit');
+    try {
+      const out = applyCommit(w, iris, r.file, r.key, hash, seq, false);
+      w.db.exec('RELEASE one_commit');
+      changedAny ||= out.changed;
+      results.push(out.outcome);
+    } catch (e) {
+      if (!(e instanceof WriteFailure)) throw e; // anything else aborts the whole group
+      w.undoSeq(seq);
+      w.db.exec('ROLLBACK TO one_commit');
+      w.db.exec('RELEASE one_commit');
+      results.push(e);
+    }
+  }
+  await finishWrite(w, changedAny);
+  return results;
+}
+
+/** The commit's work inside the open transaction, at `seq`. */
+function applyCommit(
+  w: WriteCoordinator, iris: Iris, file: CommitFileIn, key: string | null, hash: string, seq: number, dryRun: boolean,
+): { outcome: WriteOutcome; changed: boolean } {
+  const head = seq - 1;
   if (file.expectedHeadCommitSeq !== null && file.expectedHeadCommitSeq !== head) {
     throw new WriteFailure(409, 'precondition_failed',
       `expected_head_commit_seq is ${file.expectedHeadCommitSeq} but the head is ${head}`, 'preconditions.expected_head_commit_seq');
   }
   const created = graphIsNew(w);
-  const seq = w.begin({ dryRun });
   const tx = new GraphTx(w, iris, seq, file.observedAt ?? new Date().toISOString());
   const observationIds: string[] = [];
   const edgeEventIds: string[] = [];
@@ -98,7 +145,6 @@ export async function commitTriplets(
   if (changed && !dryRun) markGraphCreated(w.db);
   const noOp = !changed;
   const commitSeq = noOp ? head : seq;
-  const idem = mintKey(key);
   const commit = {
     commit_seq: commitSeq,
     visibility_token: visibilityToken(commitSeq),
@@ -112,7 +158,7 @@ export async function commitTriplets(
   };
   const body: Record<string, unknown> = {
     graph_created: created && changed,
-    idempotency_key: idem,
+    idempotency_key: mintKey(key),
     replayed: false,
     commit_seq: commitSeq,
     visibility_token: visibilityToken(commitSeq),
@@ -129,10 +175,9 @@ export async function commitTriplets(
     body.statements_removed = tx.removed;
     body.entities_created = tx.createdEntities.size;
   } else {
-    remember(w, key, route, hash, body, changed ? seq : null);
+    remember(w, key, COMMIT_ROUTE, hash, body, changed ? seq : null);
   }
-  await finishWrite(w, tx, changed);
-  return { status: 200, body };
+  return { outcome: { status: 200, body }, changed };
 }
 
 function entityJson(e: EntityRef) {
@@ -215,7 +260,7 @@ export async function retract(w: WriteCoordinator, iris: Iris, req: RetractIn, k
     purged_entities: purged,
   };
   remember(w, key, route, hash, body, changed ? seq : null);
-  await finishWrite(w, tx, changed);
+  await finishWrite(w, changed);
   return { status: 200, body };
 }
 
@@ -308,7 +353,7 @@ export async function importNdjson(
       }
     }
     const changed = tx.finish('import', opts.observedAt, { idempotency_key: idem, batch: batches });
-    const done = await finishWrite(w, tx, changed);
+    const done = await finishWrite(w, changed);
     if (done !== null) {
       last = done;
       batches++;
@@ -471,7 +516,7 @@ export async function reload(w: WriteCoordinator, iris: Iris, body: Uint8Array, 
     if (changed) markGraphCreatedAfter(w);
     remember(w, key, route, hash, out, changed ? seq : null);
   }
-  await finishWrite(w, tx, changed);
+  await finishWrite(w, changed);
   return { status: 200, body: out };
 }
 

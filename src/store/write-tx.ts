@@ -100,23 +100,33 @@ export class WriteCoordinator {
       text = [];
       bnText = [];
     };
-    for (const row of this.db.prepare(sql).iterate(seq) as IterableIterator<Row>) {
+    for (const row of this.db.prepare(sql).iterate({ seq }) as IterableIterator<Row>) {
       (row.bn ? bnText : text).push(quadLine(row));
       if (text.length + bnText.length >= 2000) flush();
     }
     flush();
   }
 
-  /** Undoes the open write everywhere. Safe to call at any point before COMMIT. */
+  /**
+   * Takes one commit of an open group back out of the replicas (before its savepoint is
+   * rolled back): unload what it added, reload what it removed.
+   */
+  undoSeq(seq: number) {
+    if (this.dry) return;
+    this.replay('SELECT s, p, o, g, bn FROM quads WHERE added_seq = @seq', seq, 'unload');
+    this.replay('SELECT s, p, o, g, bn FROM quads WHERE removed_seq = @seq AND added_seq <> removed_seq', seq, 'load');
+  }
+
+  /** Undoes the open write (all its commits) everywhere. Safe to call at any point before COMMIT. */
   async abort(): Promise<void> {
     const seq = this.openSeq;
     if (seq === null) return;
     const dry = this.dry;
     try {
       if (!dry) {
-        // Take out what this write added, then put back what it removed.
-        this.replay('SELECT s, p, o, g, bn FROM quads WHERE added_seq = ?', seq, 'unload');
-        this.replay('SELECT s, p, o, g, bn FROM quads WHERE removed_seq = ? AND added_seq <> removed_seq', seq, 'load');
+        // Take out what this write added, then put back what it removed (a group spans seq..head).
+        this.replay('SELECT s, p, o, g, bn FROM quads WHERE added_seq >= @seq', seq, 'unload');
+        this.replay('SELECT s, p, o, g, bn FROM quads WHERE removed_seq >= @seq AND added_seq < @seq', seq, 'load');
       }
     } finally {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
@@ -153,8 +163,10 @@ export class WriteCoordinator {
       throw e;
     }
     this.openSeq = null;
-    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'commit', seq })));
-    return seq;
+    // A group of commits ends at the last one written.
+    const last = Math.max(seq, this.headSeq());
+    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'commit', seq: last })));
+    return last;
   }
 
   /** Ends a write that changed no statement (e.g. only an idempotency record). */

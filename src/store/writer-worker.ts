@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDb } from './db.js';
 import { WriteCoordinator, WriteFailure } from './write-tx.js';
 import { importRdf } from './rdf-import.js';
-import { commitTriplets, deleteGraph, importNdjson, reload, retract } from './triplet-writes.js';
+import { commitGroup, commitTriplets, deleteGraph, importNdjson, reload, retract } from './triplet-writes.js';
 import { Iris } from '../model/triplets.js';
 import { ApiError } from '../http/errors.js';
 import type { WriterEvent, WriterFailure, WriterReply, WriterRequest } from './writer-protocol.js';
@@ -71,14 +71,8 @@ function schedulePublication() {
   if (checkpointTimer) clearTimeout(checkpointTimer);
   checkpointTimer = setTimeout(() => {
     checkpointTimer = null;
-    queue = queue.then(() => {
-      try {
-        db.pragma('wal_checkpoint(PASSIVE)');
-        emit({ event: 'published', seq: coordinator.headSeq() });
-      } catch {
-        /* a busy checkpoint is retried after the next write */
-      }
-    });
+    pending.push({ op: 'checkpoint' });
+    void pump();
   }, 100);
 }
 
@@ -99,17 +93,76 @@ function publishes(req: WriterRequest): boolean {
   }
 }
 
-let queue: Promise<void> = Promise.resolve();
-port.on('message', (req: WriterRequest) => {
-  queue = queue.then(async () => {
-    let reply: WriterReply;
-    try {
-      reply = { id: req.id, ok: true, result: await handle(req) };
-      if (publishes(req)) schedulePublication();
-    } catch (e) {
-      if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
-      reply = { id: req.id, ok: false, error: toFailure(e) };
-    }
-    port.postMessage(reply);
+/*
+ * The work queue. Requests run one at a time, in arrival order; consecutive single commits
+ * waiting together run as one group (one transaction, one fsync, a commit_seq each).
+ */
+type Job = WriterRequest | { op: 'checkpoint' };
+const pending: Job[] = [];
+let busy = false;
+const MAX_GROUP = 256;
+
+const groupable = (j: Job): j is Extract<WriterRequest, { op: 'commit' }> => j.op === 'commit' && !j.dryRun;
+
+async function runOne(req: WriterRequest) {
+  let reply: WriterReply;
+  try {
+    reply = { id: req.id, ok: true, result: await handle(req) };
+    if (publishes(req)) schedulePublication();
+  } catch (e) {
+    if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
+    reply = { id: req.id, ok: false, error: toFailure(e) };
+  }
+  port.postMessage(reply);
+}
+
+async function runGroup(reqs: Extract<WriterRequest, { op: 'commit' }>[]) {
+  let results: unknown[];
+  try {
+    results = await commitGroup(coordinator, iris, reqs.map((r) => ({ file: r.file, key: r.key })));
+  } catch (e) {
+    if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
+    const failure = toFailure(e);
+    for (const r of reqs) port.postMessage({ id: r.id, ok: false, error: failure } satisfies WriterReply);
+    return;
+  }
+  reqs.forEach((r, i) => {
+    const out = results[i];
+    port.postMessage(
+      (out instanceof WriteFailure ? { id: r.id, ok: false, error: toFailure(out) } : { id: r.id, ok: true, result: out }) satisfies WriterReply,
+    );
   });
+  schedulePublication();
+}
+
+function checkpoint() {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    emit({ event: 'published', seq: coordinator.headSeq() });
+  } catch {
+    /* a busy checkpoint is retried after the next write */
+  }
+}
+
+async function pump() {
+  if (busy) return;
+  busy = true;
+  try {
+    while (pending.length) {
+      const job = pending.shift()!;
+      if (job.op === 'checkpoint') checkpoint();
+      else if (groupable(job) && pending.length > 0 && groupable(pending[0]!)) {
+        const group = [job];
+        while (group.length < MAX_GROUP && pending.length && groupable(pending[0]!)) group.push(pending.shift() as typeof job);
+        await runGroup(group);
+      } else await runOne(job);
+    }
+  } finally {
+    busy = false;
+  }
+}
+
+port.on('message', (req: WriterRequest) => {
+  pending.push(req);
+  void pump();
 });
