@@ -4,7 +4,24 @@ import type { Env } from '../middleware.js';
 import { headSeq } from '../read-params.js';
 
 /** Capabilities this build really has; SDKs gate features on them. */
-export const CAPABILITIES = ['sparql_protocol_1_1', 'sparql_text_v1', 'rdf_import_v1', 'rdf_export_v1', 'graph_summary_v1', 'idempotency_keys_v1'];
+export const CAPABILITIES = [
+  'sparql_protocol_1_1',
+  'sparql_text_v1',
+  'rdf_import_v1',
+  'rdf_export_v1',
+  'graph_summary_v1',
+  'idempotency_keys_v1',
+  'triplet_commit_v1',
+  'commit_dry_run_v1',
+  'retract_v1',
+  'ndjson_import_v1',
+  'declarative_reload_v1',
+  'as_of_reads_v1',
+  'valid_time_reads_v1',
+  'provenance_reads_v1',
+  'graph_changes_v1',
+  'read_snapshot_v1',
+];
 
 export function systemRoutes(app: Hono<Env>, ctx: AppContext) {
   app.get('/version', (c) =>
