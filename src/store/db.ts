@@ -108,6 +108,37 @@ const MIGRATIONS: string[] = [
   CREATE INDEX entity_props_live ON entity_props(entity_id, field) WHERE removed_seq IS NULL;
   CREATE INDEX entity_props_added ON entity_props(added_seq);
   `,
+  // 3: durable import jobs. Progress (the spool byte offset) is updated in the same
+  // transaction as each group's commit, so a job resumes exactly where it stopped.
+  `
+  CREATE TABLE import_jobs (
+    id                   TEXT    PRIMARY KEY,
+    idempotency_key      TEXT    NOT NULL UNIQUE,
+    content_hash         TEXT    NOT NULL,
+    state                TEXT    NOT NULL,       -- queued | running | cancellation_requested | cancelled | succeeded | failed
+    stage                TEXT    NOT NULL,
+    spool                TEXT,                   -- file name under <data_dir>/spool while the job is not terminal
+    upload_bytes         INTEGER NOT NULL,
+    batch                INTEGER NOT NULL,
+    strict               INTEGER NOT NULL,
+    observed_at          TEXT,
+    bytes_processed      INTEGER NOT NULL DEFAULT 0,
+    lines_read           INTEGER NOT NULL DEFAULT 0,
+    triplets             INTEGER NOT NULL DEFAULT 0,
+    properties           INTEGER NOT NULL DEFAULT 0,
+    observations         INTEGER NOT NULL DEFAULT 0,
+    groups_committed     INTEGER NOT NULL DEFAULT 0,
+    error_count          INTEGER NOT NULL DEFAULT 0,
+    errors               TEXT    NOT NULL DEFAULT '[]',
+    committed_commit_seq INTEGER,
+    failure              TEXT,
+    attempts             INTEGER NOT NULL DEFAULT 0,
+    enqueued_at          TEXT    NOT NULL,
+    updated_at           TEXT    NOT NULL,
+    finished_at          TEXT
+  );
+  CREATE INDEX import_jobs_state ON import_jobs(state, enqueued_at);
+  `,
 ];
 
 /** Version of the persisted format; part of /version's fingerprint. */
