@@ -10,6 +10,7 @@ import { PinnedStores } from './store/pinned-stores.js';
 import { TokenVerifier, createStoredToken, readTokenFile, storedTokenCount } from './auth/tokens.js';
 import { loadBuildInfo } from './util/build-info.js';
 import { createApp } from './http/app.js';
+import { cleanSpool } from './jobs/upload.js';
 import type { AppContext } from './http/context.js';
 
 export class StartupError extends Error {}
@@ -48,12 +49,14 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
     throw new StartupError(`cannot open the data directory ${config.dataDir}: ${(e as Error).message}`);
   }
   const tokens = setupTokens(config, db, log, opts.announceToken ?? ((t) => process.stderr.write(`\nAPI token (shown once, store it now): ${t}\n\n`)));
+  cleanSpool(db, config.dataDir);
   db.close();
   const readDb = openDb(config.dataDir, { readonly: true });
 
   let ready = false;
   let servedAtSeq = 0;
-  const writer = new WriterClient(config.dataDir, config.iriBase, (e) => {
+  const writer = new WriterClient(config.dataDir, config.iriBase, config.jobRetentionDays * 86_400_000, (e) => {
+    if (e.event === 'jobError') log.error({ error: e.message }, 'import job group failed; retrying');
     if (e.event === 'replicaLost') log.warn({ replica: e.replicaId, reason: e.message }, 'head replica lost');
     if (e.event === 'published') servedAtSeq = Math.max(servedAtSeq, e.seq);
   });

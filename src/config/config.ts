@@ -21,6 +21,8 @@ export interface Config {
   /** Memory bound (estimated) of the cache of pinned (as-of) stores. */
   pinnedCacheBytes: number;
   pinnedStoresMax: number;
+  /** How long finished import jobs stay readable. */
+  jobRetentionDays: number;
   iriBase: string;
   logLevel: string;
   /** Where the config came from, for the start-up log. */
@@ -42,6 +44,7 @@ export const DEFAULTS: Omit<Config, 'configFile'> = {
   unionDefaultGraph: true,
   pinnedCacheBytes: 1024 * 1024 * 1024,
   pinnedStoresMax: 4,
+  jobRetentionDays: 7,
   iriBase: 'https://littlebigbrain.com/',
   logLevel: 'info',
 };
@@ -62,6 +65,7 @@ const KEYS: Record<string, { field: keyof Config; kind: Kind; env: string; min?:
   union_default_graph: { field: 'unionDefaultGraph', kind: 'bool', env: 'STACKD_UNION_DEFAULT_GRAPH' },
   pinned_cache_bytes: { field: 'pinnedCacheBytes', kind: 'int', env: 'STACKD_PINNED_CACHE_BYTES', min: 0 },
   pinned_stores_max: { field: 'pinnedStoresMax', kind: 'int', env: 'STACKD_PINNED_STORES_MAX', min: 1, max: 64 },
+  job_retention_days: { field: 'jobRetentionDays', kind: 'int', env: 'STACKD_JOB_RETENTION_DAYS', min: 0 },
   iri_base: { field: 'iriBase', kind: 'string', env: 'STACKD_IRI_BASE' },
   log_level: { field: 'logLevel', kind: 'string', env: 'STACKD_LOG_LEVEL' },
 };

@@ -10,6 +10,7 @@ import { graphRoutes } from './routes/graph.js';
 import { writeRoutes } from './routes/writes.js';
 import { temporalRoutes } from './routes/temporal.js';
 import { entityRoutes } from './routes/entities.js';
+import { importJobRoutes } from './routes/import-jobs.js';
 
 /** The HTTP surface: /version and /healthz open, everything else behind the bearer token. */
 export function createApp(ctx: AppContext): Hono<Env> {
@@ -29,6 +30,7 @@ export function createApp(ctx: AppContext): Hono<Env> {
   writeRoutes(app, ctx);
   temporalRoutes(app, ctx);
   entityRoutes(app, ctx);
+  importJobRoutes(app, ctx);
 
   app.notFound((c) =>
     errorResponse(c, new ApiError(404, 'invalid_request_error', 'route_not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`)),

@@ -11,8 +11,8 @@ export class WriterClient {
   private readonly pending = new Map<number, Pending>();
   private dead: Error | null = null;
 
-  constructor(dataDir: string, iriBase: string, onEvent: (e: WriterEvent) => void) {
-    this.worker = new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { dataDir, iriBase } });
+  constructor(dataDir: string, iriBase: string, jobRetentionMs: number, onEvent: (e: WriterEvent) => void) {
+    this.worker = new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { dataDir, iriBase, jobRetentionMs } });
     this.worker.on('message', (m: WriterReply | WriterEvent) => {
       if ('event' in m) return onEvent(m);
       const p = this.pending.get(m.id);

@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { CommitFileIn } from '../model/triplets.js';
 import type { ImportOptions, ReloadOptions, RetractIn } from './triplet-writes.js';
+import type { CreateJobInput } from '../jobs/job-runner.js';
 
 /** Requests the main thread sends the writer worker; every one gets exactly one reply. */
 export type WriterRequest =
@@ -11,6 +12,8 @@ export type WriterRequest =
   | { id: number; op: 'importNdjson'; body: ArrayBuffer; opts: ImportOptions; key: string | null }
   | { id: number; op: 'reload'; body: ArrayBuffer; opts: ReloadOptions; key: string | null }
   | { id: number; op: 'deleteGraph'; key: string | null; graph: string }
+  | { id: number; op: 'createJob'; input: CreateJobInput }
+  | { id: number; op: 'cancelJob'; jobId: string }
   | { id: number; op: 'close' };
 
 export interface RdfImportParams {
@@ -43,4 +46,5 @@ export type WriterReply =
 /** Unsolicited events from the writer. */
 export type WriterEvent =
   | { event: 'published'; seq: number }
+  | { event: 'jobError'; message: string }
   | { event: 'replicaReady'; replicaId: number; seq: number; size: number; ms: number } | { event: 'replicaLost'; replicaId: number; message: string };

@@ -9,14 +9,16 @@ import { WriteCoordinator, WriteFailure } from './write-tx.js';
 import { importRdf } from './rdf-import.js';
 import { commitGroup, commitTriplets, deleteGraph, importNdjson, reload, retract } from './triplet-writes.js';
 import { Iris } from '../model/triplets.js';
+import { JobRunner } from '../jobs/job-runner.js';
 import { ApiError } from '../http/errors.js';
 import type { WriterEvent, WriterFailure, WriterReply, WriterRequest } from './writer-protocol.js';
 
-const { dataDir, iriBase } = workerData as { dataDir: string; iriBase: string };
+const { dataDir, iriBase, jobRetentionMs } = workerData as { dataDir: string; iriBase: string; jobRetentionMs: number };
 const db = openDb(dataDir);
 const port = parentPort!;
 const emit = (e: WriterEvent) => port.postMessage(e);
 const iris = new Iris(iriBase);
+let runner: JobRunner;
 const coordinator = new WriteCoordinator(db, (replicaId, message) => emit({ event: 'replicaLost', replicaId, message }));
 
 async function handle(req: WriterRequest): Promise<unknown> {
@@ -41,6 +43,13 @@ async function handle(req: WriterRequest): Promise<unknown> {
       return reload(coordinator, iris, new Uint8Array(req.body), req.opts, req.key);
     case 'deleteGraph':
       return deleteGraph(coordinator, req.key, req.graph);
+    case 'createJob': {
+      const out = runner.create(req.input);
+      scheduleJobStep();
+      return out;
+    }
+    case 'cancelJob':
+      return runner.cancel(req.jobId);
     case 'close':
       db.close();
       return null;
@@ -97,7 +106,7 @@ function publishes(req: WriterRequest): boolean {
  * The work queue. Requests run one at a time, in arrival order; consecutive single commits
  * waiting together run as one group (one transaction, one fsync, a commit_seq each).
  */
-type Job = WriterRequest | { op: 'checkpoint' };
+type Job = WriterRequest | { op: 'checkpoint' } | { op: 'jobStep' };
 const pending: Job[] = [];
 let busy = false;
 const MAX_GROUP = 256;
@@ -151,6 +160,7 @@ async function pump() {
     while (pending.length) {
       const job = pending.shift()!;
       if (job.op === 'checkpoint') checkpoint();
+      else if (job.op === 'jobStep') await jobStep();
       else if (groupable(job) && pending.length > 0 && groupable(pending[0]!)) {
         const group = [job];
         while (group.length < MAX_GROUP && pending.length && groupable(pending[0]!)) group.push(pending.shift() as typeof job);
@@ -161,6 +171,42 @@ async function pump() {
     busy = false;
   }
 }
+
+/*
+ * Durable import jobs advance one group per queue turn, so requests that arrive meanwhile
+ * are served between groups instead of waiting for the whole job.
+ */
+let jobStepQueued = false;
+function scheduleJobStep() {
+  if (jobStepQueued) return;
+  jobStepQueued = true;
+  pending.push({ op: 'jobStep' });
+  void pump();
+}
+
+async function jobStep() {
+  jobStepQueued = false;
+  let worked = false;
+  try {
+    worked = await runner.step();
+  } catch (e) {
+    if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
+    // A failed group is retried on the next turn; the job's offset did not move.
+    emit({ event: 'jobError', message: (e as Error).message });
+    await new Promise((r) => setTimeout(r, 1000));
+    worked = true;
+  }
+  if (worked) {
+    schedulePublication();
+    scheduleJobStep();
+  } else {
+    runner.prune();
+  }
+}
+
+runner = new JobRunner(coordinator, iris, dataDir, jobRetentionMs);
+// Jobs that were queued or running when the process stopped resume from their last group.
+scheduleJobStep();
 
 port.on('message', (req: WriterRequest) => {
   pending.push(req);
