@@ -11,6 +11,7 @@ import { TokenVerifier, createStoredToken, readTokenFile, storedTokenCount } fro
 import { loadBuildInfo } from './util/build-info.js';
 import { createApp } from './http/app.js';
 import { cleanSpool } from './jobs/upload.js';
+import { removePidFile, writePidFile } from './util/pid-file.js';
 import type { AppContext } from './http/context.js';
 
 export class StartupError extends Error {}
@@ -50,6 +51,7 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
   }
   const tokens = setupTokens(config, db, log, opts.announceToken ?? ((t) => process.stderr.write(`\nAPI token (shown once, store it now): ${t}\n\n`)));
   cleanSpool(db, config.dataDir);
+  writePidFile(config.dataDir);
   db.close();
   const readDb = openDb(config.dataDir, { readonly: true });
 
@@ -81,7 +83,8 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
 
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(s));
-    s.once('error', reject);
+    s.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new StartupError(`cannot listen on ${config.host} port ${config.port}: ${e.code === 'EADDRINUSE' ? 'the port is already in use' : e.message}`)));
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -104,6 +107,7 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
       await pinned.close();
       await writer.close();
       readDb.close();
+      removePidFile(config.dataDir);
     },
   };
 }

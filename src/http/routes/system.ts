@@ -21,6 +21,7 @@ export const CAPABILITIES = [
   'provenance_reads_v1',
   'graph_changes_v1',
   'read_snapshot_v1',
+  'durable_import_jobs_v1',
 ];
 
 export function systemRoutes(app: Hono<Env>, ctx: AppContext) {
