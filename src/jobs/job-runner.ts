@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DB } from '../store/db.js';
 import { WriteFailure, type WriteCoordinator } from '../store/write-tx.js';
 import { GraphTx } from '../store/graph-tx.js';
-import { parseNdjson } from '../store/triplet-writes.js';
+import { applyRecords, parseNdjson } from '../store/triplet-writes.js';
 import type { Iris } from '../model/triplets.js';
 import { readLines, spoolDir } from './spool.js';
 
@@ -182,18 +182,7 @@ export class JobRunner {
     }
     const seq = this.w.begin();
     const tx = new GraphTx(this.w, this.iris, seq, job.observed_at ?? new Date().toISOString());
-    let triplets = 0;
-    let properties = 0;
-    for (const r of parsed.records) {
-      if (r.triplet) {
-        tx.assertEdge(r.triplet, 'skip_unchanged');
-        triplets++;
-      } else if (r.entity) {
-        const { id } = tx.entity(r.entity.entity);
-        tx.setProperties(id, r.entity.properties, r.entity.removeFields, 'merge');
-        properties++;
-      }
-    }
+    const { triplets, properties } = applyRecords(tx, parsed.records);
     const changed = tx.finish('import_job', job.observed_at, { job_id: job.id, group: job.groups_committed });
     if (changed) this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('graph_created_at', ?)").run(new Date().toISOString());
     const allErrors = [...errors, ...lineErrors].slice(0, MAX_ERRORS);

@@ -315,6 +315,23 @@ export function parseNdjson(text: string, strict: boolean): NdjsonParse {
   return { records, linesRead: lineNo, errors, errorCount };
 }
 
+/** Applies NDJSON records (triplets assert, entity lines merge properties) within one write. */
+export function applyRecords(tx: GraphTx, records: NdjsonRecord[]): { triplets: number; properties: number } {
+  let triplets = 0;
+  let properties = 0;
+  for (const r of records) {
+    if (r.triplet) {
+      tx.assertEdge(r.triplet, 'skip_unchanged');
+      triplets++;
+    } else if (r.entity) {
+      const { id } = tx.entity(r.entity.entity);
+      tx.setProperties(id, r.entity.properties, r.entity.removeFields, 'merge');
+      properties++;
+    }
+  }
+  return { triplets, properties };
+}
+
 export interface ImportOptions {
   batch: number;
   strict: boolean;
@@ -342,16 +359,9 @@ export async function importNdjson(
     const group = parsed.records.slice(i, i + opts.batch);
     const seq = w.begin();
     const tx = new GraphTx(w, iris, seq, opts.observedAt ?? new Date().toISOString());
-    for (const r of group) {
-      if (r.triplet) {
-        tx.assertEdge(r.triplet, 'skip_unchanged');
-        triplets++;
-      } else if (r.entity) {
-        const { id } = tx.entity(r.entity.entity);
-        tx.setProperties(id, r.entity.properties, r.entity.removeFields, 'merge');
-        properties++;
-      }
-    }
+    const applied = applyRecords(tx, group);
+    triplets += applied.triplets;
+    properties += applied.properties;
     const changed = tx.finish('import', opts.observedAt, { idempotency_key: idem, batch: batches });
     const done = await finishWrite(w, changed);
     if (done !== null) {
