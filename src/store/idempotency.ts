@@ -10,12 +10,25 @@ export interface IdempotencyRecord {
   commit_seq: number | null;
 }
 
+/**
+ * JSON with object keys sorted at every depth, so equal content hashes equally whatever the
+ * key order. (JSON.stringify's array replacer is a whitelist applied at every depth: it would
+ * drop every nested field not named at the top, making different bodies hash the same.)
+ */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
+      : x,
+  );
+}
+
 /** Hash of everything that makes two requests "the same": route, parameters, body bytes. */
 export function requestHash(route: string, params: unknown, body?: Uint8Array): string {
   const h = createHash('sha256');
   h.update(route);
   h.update('\n');
-  h.update(JSON.stringify(params, Object.keys(params as object).sort()));
+  h.update(canonicalJson(params));
   h.update('\n');
   if (body) h.update(body);
   return h.digest('hex');
