@@ -108,31 +108,37 @@ export class TemporalReader {
       .all({ id, seq: pin.seq, ...(relation !== undefined ? { relation } : {}) }) as EventRow[];
   }
 
-  private validAt(e: EventRow, t: string | null): boolean {
-    if (t === null) return true;
-    const start = e.valid_from ?? e.at;
-    return start <= t && (e.valid_to === null || e.valid_to > t);
-  }
-
   /** Current edges (as of the pin): the latest event of each edge is an assert, valid at the pin's instant. */
   currentEdges(id: string, direction: 'out' | 'in', pin: Pin, relation?: string): EventRow[] {
     if (pin.validTime === null) return this.latestEvents(id, direction, pin, relation).filter((e) => e.op === 'assert');
-    // Valid-time reads look at every assertion known by the pin: a later retraction ends validity.
+    // Valid-time reads look at every assertion known by the pin. Each one claims validity from
+    // valid_time.start (else its transaction time) until valid_time.end (else the edge's next
+    // event: a retraction, or a re-assertion that restates the interval) — the same intervals
+    // the statements' lifetime rows give as-of-valid-time SPARQL.
     const col = direction === 'out' ? 'source_id' : 'target_id';
     const rows = this.db
       .prepare(`SELECT * FROM edge_events WHERE ${col} = @id AND seq <= @seq ${relation !== undefined ? 'AND relation = @relation' : ''} ORDER BY id`)
       .all({ id, seq: pin.seq, ...(relation !== undefined ? { relation } : {}) }) as EventRow[];
-    const byEdge = new Map<string, EventRow>();
+    const byEdge = new Map<string, EventRow[]>();
     for (const e of rows) {
       const k = `${e.source_id}|${e.relation}|${e.target_id}`;
-      if (e.op === 'assert') {
-        if (this.validAt(e, pin.validTime)) byEdge.set(k, e);
-      } else {
-        const prev = byEdge.get(k);
-        if (prev && e.at <= pin.validTime && prev.valid_to === null) byEdge.delete(k);
-      }
+      const list = byEdge.get(k);
+      if (list) list.push(e);
+      else byEdge.set(k, [e]);
     }
-    return [...byEdge.values()];
+    const t = pin.validTime;
+    const out: EventRow[] = [];
+    for (const events of byEdge.values()) {
+      let hit: EventRow | null = null;
+      events.forEach((e, i) => {
+        if (e.op !== 'assert') return;
+        const start = e.valid_from ?? e.at;
+        const end = e.valid_to ?? events[i + 1]?.at ?? null;
+        if (start <= t && (end === null || end > t)) hit = e;
+      });
+      if (hit) out.push(hit);
+    }
+    return out;
   }
 
   private entityOrUnknown(id: string) {

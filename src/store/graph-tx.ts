@@ -177,7 +177,15 @@ export class GraphTx {
       return { eventId: null, observationId: null, skipped: true, newEdge: false };
     }
     const [s, p, o] = this.edgeIri(key);
-    const newEdge = this.addQuad(s, p, o, t.validTime?.start ?? null, t.validTime?.end ?? null);
+    const validFrom = t.validTime?.start ?? null;
+    const validTo = t.validTime?.end ?? null;
+    if (wasCurrent) {
+      // A re-assertion with another valid time: the statement's lifetime row carries the
+      // interval as-of-valid-time reads select by, so end the old row and start a new one.
+      const live = this.st.liveValid.get(s, p, o) as { valid_from: string | null; valid_to: string | null } | undefined;
+      if (live && (live.valid_from !== validFrom || live.valid_to !== validTo)) this.removeQuad(s, p, o);
+    }
+    const newEdge = this.addQuad(s, p, o, validFrom, validTo) && !wasCurrent;
     const obs = Number(this.st.insertObservation.run(this.seq, t.evidence?.text ?? null, t.evidence?.sourceId ?? null, this.at).lastInsertRowid);
     const supersedes = wasCurrent && last ? JSON.stringify([String(last.id)]) : null;
     const ev = Number(
@@ -282,6 +290,7 @@ function prepareAll(db: DB) {
     removeQuad: db.prepare('UPDATE quads SET removed_seq = ? WHERE s = ? AND p = ? AND o = ? AND g = ? AND removed_seq IS NULL'),
     liveBySP: db.prepare('SELECT o FROM quads WHERE s = ? AND p = ? AND g = \'\' AND removed_seq IS NULL'),
     isLive: db.prepare('SELECT 1 FROM quads WHERE s = ? AND p = ? AND o = ? AND g = ? AND removed_seq IS NULL'),
+    liveValid: db.prepare("SELECT valid_from, valid_to FROM quads WHERE s = ? AND p = ? AND o = ? AND g = '' AND removed_seq IS NULL"),
     getEntity: db.prepare('SELECT id, type, name, key, created_seq, updated_seq FROM entities WHERE id = ?'),
     insertEntity: db.prepare('INSERT INTO entities (id, type, name, key, created_seq, updated_seq) VALUES (?, ?, ?, ?, ?, ?)'),
     renameEntity: db.prepare('UPDATE entities SET name = ?, updated_seq = ? WHERE id = ?'),
