@@ -49,8 +49,19 @@ export class Params {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
+/**
+ * True when the string's leading YYYY-MM-DD names a real calendar day. Date.parse rolls
+ * 2021-02-30 over to March 2nd instead of refusing it.
+ */
+export function realCalendarDate(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
+}
+
 export function parseRfc3339(value: string, param: string): string {
-  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value))) {
+  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value)) || !realCalendarDate(value)) {
     throw badRequest('invalid_timestamp', `parameter "${param}" must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z`, param);
   }
   return new Date(value).toISOString();

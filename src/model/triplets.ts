@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../http/errors.js';
+import { realCalendarDate } from '../http/params.js';
 
 /*
  * The fixed generic schema: triplet writes need no ontology. An entity {type, name, key?}
@@ -154,13 +155,14 @@ function str(o: Obj, k: string, where: string, required: boolean): string | null
 const RFC3339 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?)?$/;
 
 export function timestamp(v: unknown, where: string): string {
-  if (typeof v !== 'string' || !RFC3339.test(v) || Number.isNaN(Date.parse(v))) {
+  if (typeof v !== 'string' || !RFC3339.test(v) || Number.isNaN(Date.parse(v)) || !realCalendarDate(v)) {
     throw badRequest('invalid_timestamp', `${where} must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z`, where);
   }
   return new Date(v).toISOString();
 }
 
 export function parseEntity(v: unknown, where: string): EntityRef {
+  if (v === undefined || v === null) throw badRequest('missing_field', `${where} is required: an object {type, name, key?}`, where);
   if (!isObj(v)) throw badRequest('invalid_field', `${where} must be an object {type, name, key?}`, where);
   checkFields(v, ['type', 'name', 'key'], where);
   return { type: str(v, 'type', where, true), name: str(v, 'name', where, true), key: str(v, 'key', where, false) };

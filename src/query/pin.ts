@@ -1,6 +1,7 @@
 import type { DB } from '../store/db.js';
 import { ApiError, badRequest } from '../http/errors.js';
 import type { Pin } from './temporal.js';
+import { realCalendarDate } from '../http/params.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -9,7 +10,7 @@ export function headSeqOf(db: DB): number {
 }
 
 function instant(v: unknown, param: string): string {
-  if (typeof v !== 'string' || !RFC3339.test(v) || Number.isNaN(Date.parse(v))) {
+  if (typeof v !== 'string' || !RFC3339.test(v) || Number.isNaN(Date.parse(v)) || !realCalendarDate(v)) {
     throw badRequest('invalid_timestamp', `${param} must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z`, param);
   }
   return new Date(v).toISOString();
