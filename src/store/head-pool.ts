@@ -1,6 +1,6 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ApiError } from '../http/errors.js';
-import type { QueryReply, QueryRequest } from './head-protocol.js';
+import type { QueryCancel, QueryProgress, QueryReply, QueryRequest } from './head-protocol.js';
 import type { WriterClient } from './writer-client.js';
 
 export type QueryInput = Omit<QueryRequest, 'op' | 'id'>;
@@ -10,6 +10,10 @@ interface InFlight {
   resolve: (r: QueryReply) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
+  /** The replica said it runs this query (time before that is queueing or waiting for a write). */
+  started: boolean;
+  /** Already answered with a timeout while it waited; kept until the replica lets go of it. */
+  answered: boolean;
 }
 
 interface Replica {
@@ -72,7 +76,7 @@ export class HeadPool {
     });
     const replica: Replica = { id, worker, ready: false, inflight: new Map() };
     this.replicas.set(id, replica);
-    worker.on('message', (reply: QueryReply) => this.onReply(replica, reply));
+    worker.on('message', (m: QueryReply | QueryProgress) => ('progress' in m ? this.onProgress(replica, m) : this.onReply(replica, m)));
     worker.on('error', (e) => this.opts.log('head replica error', { replica: id, error: e.message }));
     worker.on('exit', () => this.onExit(replica));
     const built = await this.writer.attach(id, port2);
@@ -89,7 +93,7 @@ export class HeadPool {
     // Queries that were queued on it are read-only: run them elsewhere.
     for (const f of replica.inflight.values()) {
       clearTimeout(f.timer);
-      this.enqueue(f.req, f.resolve, f.reject);
+      if (!f.answered) this.enqueue(f.req, f.resolve, f.reject);
     }
     replica.inflight.clear();
     if (!this.closed) {
@@ -107,17 +111,41 @@ export class HeadPool {
     f.resolve(reply);
   }
 
-  /** Terminates a replica whose query ran past the timeout; it is rebuilt in the background. */
+  /** The query runs from now: it has the whole timeout (queueing and waiting for a write did not count). */
+  private onProgress(replica: Replica, m: QueryProgress) {
+    const f = replica.inflight.get(m.id);
+    if (!f) return;
+    clearTimeout(f.timer);
+    if (m.progress === 'cancelled') {
+      replica.inflight.delete(m.id);
+      return;
+    }
+    f.started = true;
+    f.timer = setTimeout(() => this.onTimeout(replica, m.id), this.opts.queryTimeoutMs);
+  }
+
+  /**
+   * A query past the timeout is answered with a retryable error. One that runs has its
+   * replica terminated (Oxigraph cannot interrupt a query) and rebuilt in the background;
+   * one still waiting — queued behind another query, or held by a write being applied —
+   * costs its replica nothing: it is dropped, or if it starts meanwhile, timed from its start.
+   */
   private onTimeout(replica: Replica, queryId: number) {
     const f = replica.inflight.get(queryId);
     if (!f) return;
+    if (!f.answered) {
+      f.answered = true;
+      const limit = `query_timeout_ms (${this.opts.queryTimeoutMs} ms)`;
+      const message = f.started
+        ? `the query ran longer than ${limit} and was cancelled`
+        : `the query waited longer than ${limit} for a write in progress or for queries ahead of it, and was not run; retry shortly`;
+      f.reject(new ApiError(503, 'api_error', 'query_timeout', message, { retryable: true, retryAfterSeconds: 1 }));
+    }
+    if (!f.started) {
+      replica.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel);
+      return;
+    }
     replica.inflight.delete(queryId);
-    f.reject(
-      new ApiError(503, 'api_error', 'query_timeout', `the query ran longer than query_timeout_ms (${this.opts.queryTimeoutMs} ms) and was cancelled`, {
-        retryable: true,
-        retryAfterSeconds: 1,
-      }),
-    );
     this.opts.log('query timed out; replacing its replica', { replica: replica.id });
     replica.ready = false;
     void replica.worker.terminate();
@@ -156,7 +184,7 @@ export class HeadPool {
 
   private dispatch(replica: Replica, req: QueryRequest, resolve: (r: QueryReply) => void, reject: (e: Error) => void) {
     const timer = setTimeout(() => this.onTimeout(replica, req.id), this.opts.queryTimeoutMs);
-    replica.inflight.set(req.id, { req, resolve, reject, timer });
+    replica.inflight.set(req.id, { req, resolve, reject, timer, started: false, answered: false });
     replica.worker.postMessage(req);
   }
 

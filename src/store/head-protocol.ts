@@ -16,6 +16,22 @@ export type QueryReply =
   | { id: number; ok: true; body: string; seq: number }
   | { id: number; ok: false; kind: 'syntax' | 'evaluation' | 'format'; message: string };
 
+/**
+ * Head replica → main thread, before a query's reply: the query starts running now
+ * (`started`), or it was dropped before it started (`cancelled`; no reply follows).
+ * Time spent queued behind other queries or waiting for a write is not running time.
+ */
+export interface QueryProgress {
+  id: number;
+  progress: 'started' | 'cancelled';
+}
+
+/** Main thread → head replica: drop this query if it has not started. */
+export interface QueryCancel {
+  op: 'cancel';
+  id: number;
+}
+
 /** Writer → head, over the replica's write port. */
 export type HeadWriteMessage =
   | { op: 'build'; dataDir: string }

@@ -9,7 +9,7 @@ import { Store, namedNode, parse as oxParse, type Quad } from 'oxigraph';
 import Database from 'better-sqlite3';
 import { dbPath } from './db.js';
 import { visibility, visibilityParams, type StatementPin } from './visibility.js';
-import type { HeadWriteMessage, HeadWriteReply, QueryReply, QueryRequest } from './head-protocol.js';
+import type { HeadWriteMessage, HeadWriteReply, QueryCancel, QueryProgress, QueryReply, QueryRequest } from './head-protocol.js';
 
 interface Pin extends StatementPin {
   dataDir: string;
@@ -19,7 +19,9 @@ let store = new Store();
 let seq = 0;
 let openSeq: number | null = null;
 let failure: string | null = null;
-const held: QueryRequest[] = [];
+/** Queries waiting their turn: behind the running one, or until an open write ends. */
+const waiting: QueryRequest[] = [];
+let draining = false;
 
 const NQ = 'application/n-quads';
 
@@ -92,6 +94,26 @@ function runQuery(req: QueryRequest): QueryReply {
   }
 }
 
+/**
+ * Runs the waiting queries one per turn of the event loop, so a cancellation (or a write)
+ * that arrived while one ran is seen before the next starts. The head pool is told when
+ * each starts: waiting is not running (pinned replicas answer in order, untracked).
+ */
+function drain() {
+  if (draining || openSeq !== null || waiting.length === 0) return;
+  draining = true;
+  setImmediate(() => {
+    draining = false;
+    if (openSeq !== null) return;
+    const req = waiting.shift();
+    if (req) {
+      if (writePort) parentPort!.postMessage({ id: req.id, progress: 'started' } satisfies QueryProgress);
+      parentPort!.postMessage(runQuery(req));
+    }
+    drain();
+  });
+}
+
 if (pin) {
   // A pinned replica: built once for its pin, then read-only.
   try {
@@ -141,10 +163,17 @@ writePort?.on('message', (msg: HeadWriteMessage) => {
     if (msg.op !== 'load') reply = { op: 'failed', message: failure };
   }
   if (reply) writePort!.postMessage(reply);
-  if (openSeq === null) while (held.length) parentPort!.postMessage(runQuery(held.shift()!));
+  if (openSeq === null) drain();
 });
 
-parentPort!.on('message', (req: QueryRequest) => {
-  if (openSeq !== null) held.push(req);
-  else parentPort!.postMessage(runQuery(req));
+parentPort!.on('message', (req: QueryRequest | QueryCancel) => {
+  if (req.op === 'cancel') {
+    const i = waiting.findIndex((w) => w.id === req.id);
+    if (i < 0) return; // already running or answered
+    waiting.splice(i, 1);
+    parentPort!.postMessage({ id: req.id, progress: 'cancelled' } satisfies QueryProgress);
+  } else {
+    waiting.push(req);
+    drain();
+  }
 });
