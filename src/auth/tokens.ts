@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DB } from '../store/db.js';
+import { ConfigError } from '../config/config.js';
 
 export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
@@ -25,9 +26,18 @@ export function storedTokenCount(db: DB): number {
   return (db.prepare('SELECT COUNT(*) AS n FROM tokens').get() as { n: number }).n;
 }
 
+/** The token in a token file (its first line); a file that cannot be read or is empty is a configuration error. */
 export function readTokenFile(path: string): string {
-  const token = readFileSync(path, 'utf8').split(/\r?\n/)[0]?.trim() ?? '';
-  if (!token) throw new Error(`token file ${path} is empty`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const why = err.code === 'ENOENT' ? 'no such file' : err.code === 'EACCES' ? 'permission denied' : err.message;
+    throw new ConfigError(`token file ${path} cannot be read: ${why}`);
+  }
+  const token = text.split(/\r?\n/)[0]?.trim() ?? '';
+  if (!token) throw new ConfigError(`token file ${path} is empty: its first line must be the API token`);
   return token;
 }
 
