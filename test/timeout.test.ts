@@ -239,3 +239,48 @@ test('queries queued behind others on one replica are not mistaken for runaways'
     removeDir(s.dataDir);
   }
 });
+
+test('pinned (as_of) reads: a runaway is cut off, the next read is served, queued reads do not drop the store', async () => {
+  const s = await startStackd({ args: ['--query-timeout-ms', String(TIMEOUT_MS)] });
+  try {
+    await load(s); // commit 1
+    const res = await importRdf(s, '<http://e/later> <http://e/p> "2" .\n'); // commit 2: the head moves on
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const pinned = (q: string) => s.fetch(`/sparql?as_of_commit_seq=1&query=${encodeURIComponent(q)}`, { headers: { accept: 'application/sparql-results+json' } });
+    const count = async () => {
+      const r = await pinned('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }');
+      assert.equal(r.status, 200, await r.clone().text());
+      return Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0]!.n.value);
+    };
+    assert.equal(await count(), TRIPLES);
+    const built = () => s.logs.filter((l) => l.includes('pinned store built')).length;
+    assert.equal(built(), 1);
+
+    const t0 = performance.now();
+    const runaway = await pinned(RUNAWAY);
+    assert.equal(runaway.status, 503);
+    const err = ((await runaway.json()) as ErrorEnvelope).error;
+    assert.equal(err.code, 'query_timeout');
+    assert.equal(err.retryable, true);
+    assert.ok(performance.now() - t0 < TIMEOUT_MS + 1500);
+    // The very next pinned read is served (from a fresh store), not refused by the dying one.
+    assert.equal(await count(), TRIPLES);
+    assert.equal(built(), 2);
+
+    // ≈ 90k joined rows each: well inside the timeout alone, past it when queued.
+    const light = 'SELECT (COUNT(*) AS ?n) WHERE { ?a <http://e/p1> ?c . ?d <http://e/p2> ?f }';
+    const burst = await Promise.all(Array.from({ length: 16 }, () => pinned(light)));
+    for (const r of burst) {
+      const body = await r.text();
+      if (r.status === 200) continue;
+      assert.equal(r.status, 503, body);
+      assert.match((JSON.parse(body) as ErrorEnvelope).error.message, /waited/);
+    }
+    assert.equal(built(), 2, 'queued reads did not drop the pinned store');
+    assert.equal(await count(), TRIPLES);
+  } finally {
+    await s.stop();
+    removeDir(s.dataDir);
+  }
+});

@@ -1,6 +1,6 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ApiError } from '../http/errors.js';
-import type { QueryCancel, QueryProgress, QueryReply, QueryRequest } from './head-protocol.js';
+import { queryTimeoutError, type QueryCancel, type QueryProgress, type QueryReply, type QueryRequest } from './head-protocol.js';
 import type { WriterClient } from './writer-client.js';
 
 export type QueryInput = Omit<QueryRequest, 'op' | 'id'>;
@@ -135,11 +135,7 @@ export class HeadPool {
     if (!f) return;
     if (!f.answered) {
       f.answered = true;
-      const limit = `query_timeout_ms (${this.opts.queryTimeoutMs} ms)`;
-      const message = f.started
-        ? `the query ran longer than ${limit} and was cancelled`
-        : `the query waited longer than ${limit} for a write in progress or for queries ahead of it, and was not run; retry shortly`;
-      f.reject(new ApiError(503, 'api_error', 'query_timeout', message, { retryable: true, retryAfterSeconds: 1 }));
+      f.reject(queryTimeoutError(this.opts.queryTimeoutMs, f.started));
     }
     if (!f.started) {
       replica.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel);

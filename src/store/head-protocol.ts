@@ -1,4 +1,5 @@
 /** Messages between the writer, the main thread and head replicas (worker threads). */
+import { ApiError } from '../http/errors.js';
 
 export interface QueryRequest {
   op: 'query';
@@ -24,6 +25,15 @@ export type QueryReply =
 export interface QueryProgress {
   id: number;
   progress: 'started' | 'cancelled';
+}
+
+/** The answer to a query past query_timeout_ms: one that ran that long, or one still waiting its turn. */
+export function queryTimeoutError(limitMs: number, started: boolean): ApiError {
+  const limit = `query_timeout_ms (${limitMs} ms)`;
+  const message = started
+    ? `the query ran longer than ${limit} and was cancelled`
+    : `the query waited longer than ${limit} for a write in progress or for queries ahead of it, and was not run; retry shortly`;
+  return new ApiError(503, 'api_error', 'query_timeout', message, { retryable: true, retryAfterSeconds: 1 });
 }
 
 /** Main thread → head replica: drop this query if it has not started. */

@@ -96,8 +96,8 @@ function runQuery(req: QueryRequest): QueryReply {
 
 /**
  * Runs the waiting queries one per turn of the event loop, so a cancellation (or a write)
- * that arrived while one ran is seen before the next starts. The head pool is told when
- * each starts: waiting is not running (pinned replicas answer in order, untracked).
+ * that arrived while one ran is seen before the next starts. The pool is told when each
+ * starts: waiting is not running.
  */
 function drain() {
   if (draining || openSeq !== null || waiting.length === 0) return;
@@ -107,7 +107,7 @@ function drain() {
     if (openSeq !== null) return;
     const req = waiting.shift();
     if (req) {
-      if (writePort) parentPort!.postMessage({ id: req.id, progress: 'started' } satisfies QueryProgress);
+      parentPort!.postMessage({ id: req.id, progress: 'started' } satisfies QueryProgress);
       parentPort!.postMessage(runQuery(req));
     }
     drain();

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../http/errors.js';
-import type { QueryReply, QueryRequest } from './head-protocol.js';
+import { queryTimeoutError, type QueryCancel, type QueryProgress, type QueryReply, type QueryRequest } from './head-protocol.js';
 import type { QueryInput } from './head-pool.js';
 
 export interface Pin {
@@ -14,7 +14,16 @@ interface Entry {
   ready: Promise<number>;
   statements: number;
   lastUsed: number;
-  inflight: Map<number, { resolve: (r: QueryReply) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>;
+  inflight: Map<number, InFlight>;
+}
+
+interface InFlight {
+  resolve: (r: QueryReply) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+  /** Running, not just queued behind another query: only then does the timeout cost the store. */
+  started: boolean;
+  answered: boolean;
 }
 
 /** Rough memory of one store, per statement (ENGINE-NOTES: ≈ 0.6 KB per triple). */
@@ -55,7 +64,7 @@ export class PinnedStores {
     });
     const entry: Entry = { key, worker, ready: Promise.resolve(0), statements: 0, lastUsed: Date.now(), inflight: new Map() };
     entry.ready = new Promise<number>((resolve, reject) => {
-      worker.on('message', (m: { ready?: { size: number; ms: number }; failed?: string } | QueryReply) => {
+      worker.on('message', (m: { ready?: { size: number; ms: number }; failed?: string } | QueryReply | QueryProgress) => {
         if ('ready' in m && m.ready) {
           entry.statements = m.ready.size;
           this.opts.log('pinned store built', { pin: key, statements: m.ready.size, build_ms: m.ready.ms });
@@ -63,6 +72,7 @@ export class PinnedStores {
           return resolve(m.ready.size);
         }
         if ('failed' in m && m.failed) return reject(new Error(m.failed));
+        if ('progress' in m) return this.onProgress(entry, m);
         const reply = m as QueryReply;
         const f = entry.inflight.get(reply.id);
         if (!f) return;
@@ -72,10 +82,10 @@ export class PinnedStores {
       });
       worker.on('error', (e) => reject(e));
       worker.on('exit', () => {
-        this.entries.delete(key);
+        if (this.entries.get(key) === entry) this.entries.delete(key);
         for (const f of entry.inflight.values()) {
           clearTimeout(f.timer);
-          f.reject(new ApiError(503, 'api_error', 'pinned_store_evicted', 'the pinned store was dropped; retry', { retryable: true, retryAfterSeconds: 1 }));
+          if (!f.answered) f.reject(new ApiError(503, 'api_error', 'pinned_store_evicted', 'the pinned store was dropped; retry', { retryable: true, retryAfterSeconds: 1 }));
         }
         reject(new Error('pinned store exited'));
       });
@@ -101,14 +111,43 @@ export class PinnedStores {
     await entry.ready; // building the store is not part of the query's time budget
     const req: QueryRequest = { ...input, op: 'query', id: this.nextId++ };
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        entry.inflight.delete(req.id);
-        reject(new ApiError(503, 'api_error', 'query_timeout', `the query ran longer than query_timeout_ms (${this.opts.queryTimeoutMs} ms) and was cancelled`, { retryable: true, retryAfterSeconds: 1 }));
-        void entry.worker.terminate();
-      }, this.opts.queryTimeoutMs);
-      entry.inflight.set(req.id, { resolve, reject, timer });
+      const timer = setTimeout(() => this.onTimeout(entry, req.id), this.opts.queryTimeoutMs);
+      entry.inflight.set(req.id, { resolve, reject, timer, started: false, answered: false });
       entry.worker.postMessage(req);
     });
+  }
+
+  /** The query runs from now and has the whole timeout; time queued behind others did not count. */
+  private onProgress(entry: Entry, m: QueryProgress) {
+    const f = entry.inflight.get(m.id);
+    if (!f) return;
+    clearTimeout(f.timer);
+    if (m.progress === 'cancelled') {
+      entry.inflight.delete(m.id);
+      return;
+    }
+    f.started = true;
+    f.timer = setTimeout(() => this.onTimeout(entry, m.id), this.opts.queryTimeoutMs);
+  }
+
+  /**
+   * Past the timeout: a running query's store is dropped (its worker terminated; the next
+   * query for the pin builds a fresh one); a query still queued is dropped, the store kept.
+   */
+  private onTimeout(entry: Entry, queryId: number) {
+    const f = entry.inflight.get(queryId);
+    if (!f) return;
+    if (!f.answered) {
+      f.answered = true;
+      f.reject(queryTimeoutError(this.opts.queryTimeoutMs, f.started));
+    }
+    if (!f.started) {
+      entry.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel);
+      return;
+    }
+    entry.inflight.delete(queryId);
+    if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+    void entry.worker.terminate();
   }
 
   async close() {
