@@ -215,6 +215,14 @@ describe('provenance: why, history, transitions', () => {
     assert.equal(w1.snapshot.as_of_commit_seq, a1);
     // The detail read carries the same observations.
     const detail = ok(await getJson(s, '/v1/graph/entity?type=Person&name=Tina'));
+    // RelationView.id is the contract's RelationTypeId (a non-negative int32), the same in every read.
+    const relId = detail.current_state[0].relation.id;
+    assert.ok(Number.isInteger(relId) && relId >= 0 && relId < 2 ** 31, `relation id ${relId}`);
+    assert.equal(detail.current_state[0].relation.name, 'works_at');
+    const st = ok(await postJson(s, '/v1/query/state', { entity: sel('Person', 'Tina') }));
+    const tr = ok(await postJson(s, '/v1/query/transitions', { entity: sel('Person', 'Tina'), relation: 'Works_At' }));
+    const hi = ok(await postJson(s, '/v1/query/history', { source: sel('Person', 'Tina') }));
+    assert.deepEqual([st.state[0].relation, tr.relation, hi.history[0].relation, detail.history[0].relation, detail.outgoing[0].relation], Array(5).fill({ id: relId, name: 'works_at' }));
     assert.deepEqual(detail.observations.map((o: Json) => [o.text, o.source_id, o.created_at_commit]).sort(), [
       ['Tina joined Tco', 'doc-a', a1],
       ['payroll record 2021', 'doc-b', a2],
@@ -426,11 +434,17 @@ describe('entity reads', () => {
   test('entities/sample lists present entities of a type', async () => {
     const all = ok(await getJson(s, '/v1/graph/entities/sample?type=Person&limit=128'));
     assert.equal(all.entity_type, 'Person');
-    const names = all.entities.map((e: Json) => e.name);
+    const names = all.entities.map((e: Json) => e.entity.name);
     for (const n of ['Kim', 'Lee', 'Mo', 'Nia', 'Tina', 'Vik']) assert.ok(names.includes(n), n);
     assert.equal(all.total_count, names.length);
     assert.ok(!names.includes('Oldco'));
-    for (const e of all.entities) assert.equal(e.type, 'Person');
+    for (const e of all.entities) {
+      assert.equal(e.entity.type, 'Person');
+      assert.match(e.entity.id, /^[0-9a-f]{32}$/);
+    }
+    // Rows carry the current degree: Kim knows Lee, manages Mo; Nia reports to Kim.
+    const kim = all.entities.find((e: Json) => e.entity.name === 'Kim');
+    assert.deepEqual([kim.out_degree, kim.in_degree], [2, 1]);
     const two = ok(await getJson(s, '/v1/graph/entities/sample?type=person&limit=2'));
     assert.equal(two.entities.length, 2);
     assert.equal(two.total_count, all.total_count);

@@ -38,6 +38,7 @@ describe('commit and read-your-writes', () => {
     }, { key: 'ryw-1' });
     const b = ok(res, 'commit');
     assert.equal(b.commit_seq, before + 1);
+    assert.equal(b.graph_created, true, 'the first write creates the graph');
     assert.equal(b.commit.commit_seq, b.commit_seq);
     assert.equal(b.replayed, false);
     assert.equal(b.commit.idempotent_replay, false);
@@ -86,10 +87,11 @@ describe('commit and read-your-writes', () => {
   });
 
   test('SPARQL written for the hosted plane runs unchanged over committed triplets', async () => {
-    ok(await commit(s, {
+    const second = ok(await commit(s, {
       triplets: [triplet(['Person', 'Bruno'], 'Works_At', ['Company', 'Acme'])],
       entity_properties: [{ type: 'Company', name: 'Acme', properties: { founded: 1999, ticker: 'ACM' } }],
     }));
+    assert.equal(second.graph_created, false);
     const acmeRows = await sparql(s, 'PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> SELECT ?e WHERE { ?e rdfs:label "Acme" }');
     const acme = await entityIri(s, 'Company', 'Acme');
     assert.deepEqual(acmeRows, [{ e: acme }]);
@@ -403,7 +405,7 @@ describe('retract', () => {
     assert.deepEqual(detail.attributes, {});
     assert.deepEqual(detail.incoming, []);
     const sample = ok(await getJson(s, '/v1/graph/entities/sample?type=Doc'));
-    assert.deepEqual(sample.entities.map((e: Json) => e.name), ['Chunk-2']);
+    assert.deepEqual(sample.entities.map((e: Json) => [e.entity.name, e.out_degree, e.in_degree]), [['Chunk-2', 0, 0]]);
     // As of before: all of it.
     assert.equal((await sparql(s, about(c1), `as_of_commit_seq=${added}`)).length, 7);
     assert.deepEqual(ok(await getJson(s, `/v1/graph/entity?type=Doc&name=Chunk-1&as_of_commit_seq=${added}`)).attributes, { acl: ['team-a', 'team-b'], text: 'hello world' });

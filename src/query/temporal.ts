@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DB } from '../store/db.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
 import { entityId, localName } from '../model/triplets.js';
@@ -56,6 +57,15 @@ export function validTimeView(e: Pick<EventRow, 'valid_from' | 'valid_to' | 'gra
     granularity: e.granularity ?? 'unknown',
     source_text: e.source_text,
   };
+}
+
+/**
+ * A RelationView: the relation's canonical name and its RelationTypeId, which the contract
+ * types as a non-negative int32. There is no relation registry, so the id is a stable hash
+ * of the name: the same relation has the same id in every read and after every restart.
+ */
+export function relationView(name: string) {
+  return { id: createHash('sha256').update(name).digest().readUInt32BE(0) & 0x7fffffff, name };
 }
 
 function parseIds(json: string | null): string[] {
@@ -148,7 +158,7 @@ export class TemporalReader {
 
   stateEntry(e: EventRow, direction: 'out' | 'in' = 'out') {
     return {
-      relation: { id: e.relation, name: e.relation },
+      relation: relationView(e.relation),
       target: this.entityOrUnknown(direction === 'out' ? e.target_id : e.source_id),
       confidence: e.confidence,
       valid_time: validTimeView(e),
@@ -178,7 +188,7 @@ export class TemporalReader {
       .all({ id: source.id, seq: pin.seq, ...(relation !== null ? { relation: relationName(relation) } : {}) }) as EventRow[];
     return rows.map((e) => ({
       target: this.entityOrUnknown(e.target_id),
-      relation: { id: e.relation, name: e.relation },
+      relation: relationView(e.relation),
       edge_event_id: String(e.id),
       op: e.op,
       commit_seq: e.seq,
@@ -258,7 +268,7 @@ export class TemporalReader {
   edgeRow(e: EventRow) {
     return {
       source: this.entityOrUnknown(e.source_id),
-      relation: { id: e.relation, name: e.relation },
+      relation: relationView(e.relation),
       target: this.entityOrUnknown(e.target_id),
       confidence: e.confidence,
       valid_time: validTimeView(e),
@@ -315,7 +325,7 @@ export class TemporalReader {
       history: history.map((e) => ({
         edge_event_id: String(e.id),
         source: this.entityOrUnknown(e.source_id),
-        relation: { id: e.relation, name: e.relation },
+        relation: relationView(e.relation),
         target: this.entityOrUnknown(e.target_id),
         op: e.op,
         polarity: e.op === 'assert' ? 'positive' : 'negative',

@@ -78,10 +78,16 @@ export function entityRoutes(app: Hono<Env>, ctx: AppContext) {
     const live = ctx.readDb.prepare("SELECT 1 FROM quads WHERE s = ? AND p = '<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>' AND g = '' AND removed_seq IS NULL LIMIT 1");
     const present = rows.filter((r) => live.get(`<${ctx.config.iriBase}e/${r.id}>`) !== undefined);
     const head = headSeqOf(ctx.readDb);
+    const pin = { seq: head, validTime: null, pinned: false };
     return c.json({
       entity_type: type,
       total_count: present.length,
-      entities: present.slice(0, limit).map((r) => ({ id: r.id, type: r.type, name: r.name })),
+      // EntityTypeSampleRow: identity plus current degree.
+      entities: present.slice(0, limit).map((r) => ({
+        entity: { id: r.id, type: r.type, name: r.name },
+        out_degree: reader.currentEdges(r.id, 'out', pin).length,
+        in_degree: reader.currentEdges(r.id, 'in', pin).length,
+      })),
       snapshot: { commit_seq: head, compacted_seq: head, served_at_seq: head },
       indexed_commit_seq: head,
     });

@@ -6,7 +6,8 @@ import { parseJsonObject, readBodyLimited } from '../body.js';
 import { Params } from '../params.js';
 import { requireJson } from './query.js';
 import { checkFields } from '../../model/triplets.js';
-import { TemporalReader, type EntitySelector } from '../../query/temporal.js';
+import { TemporalReader, relationView, type EntitySelector } from '../../query/temporal.js';
+import { relationName } from '../../store/graph-tx.js';
 import { headSeqOf, resolvePin } from '../../query/pin.js';
 
 const CONSISTENCY = ['consistency', 'min_indexed_seq'];
@@ -97,7 +98,7 @@ export function temporalRoutes(app: Hono<Env>, ctx: AppContext) {
     const { isState, transitions } = reader.transitions(entity, relation, pin);
     return c.json({
       entity: reader.entityView(entity),
-      relation: { id: relation.trim().toLowerCase(), name: relation.trim().toLowerCase() },
+      relation: relationView(relationName(relation)),
       reducer: isState ? 'single_active_value' : 'append_only',
       is_state_relation: isState,
       transitions,
