@@ -30,9 +30,11 @@ async function headSeq(s: Stackd): Promise<number> {
 }
 
 /** Posts an import; resolves to its commit_seq when acknowledged, null when it was not (error or connection lost). */
-async function ackedSeq(s: Stackd, body: string, query = ''): Promise<number | null> {
+async function ackedSeq(s: Stackd, body: string, query = '', key?: string): Promise<number | null> {
   try {
-    const res = await importRdf(s, body, query);
+    const headers: Record<string, string> = { 'content-type': 'application/n-triples' };
+    if (key) headers['idempotency-key'] = key;
+    const res = await s.fetch('/v1/graph/import/rdf' + (query ? '?' + query : ''), { method: 'POST', headers, body });
     if (res.status !== 200) {
       await res.body?.cancel();
       return null;
@@ -56,18 +58,23 @@ test('acknowledged imports survive SIGKILL; unacknowledged ones are all or nothi
       assert.notEqual(seq, null, `import ${i} was acknowledged`);
       acked.set(i, seq!);
     }
+    // Blank nodes keep their identity through a restart.
+    assert.notEqual(await ackedSeq(s, '_:b1 <http://e/bp> "x" .\n_:b1 <http://e/bq> "y" .\n'), null);
+    const blankSeq = await headSeq(s);
     const seqs = [...acked.values()];
     for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1]! + 1, 'sequential imports get consecutive commit_seq');
     await s.kill();
 
     s = await startStackd({ dataDir });
     for (const i of acked.keys()) assert.equal(await countWhere(s, `<http://e/seq/s${i}> ?p ?o`), 2, `import ${i} is there`);
-    assert.equal(await countTriples(s), 2 * acked.size);
-    const last = Math.max(...seqs);
+    assert.equal(await countWhere(s, '?b <http://e/bp> "x" . ?b <http://e/bq> "y"'), 1, 'one blank node, both statements');
+    assert.equal(await countTriples(s), 2 * acked.size + 2);
+    const last = blankSeq;
     assert.equal(await headSeq(s), last);
 
-    // In flight: fire a burst and kill as soon as the first one is acknowledged.
-    const burst = Array.from({ length: 10 }, (_, i) => ackedSeq(s, smallBody('burst', i)));
+    // In flight: fire a burst (each with its Idempotency-Key) and kill as soon as the first one is acknowledged.
+    const burstKey = (i: number) => `burst-${i}`;
+    const burst = Array.from({ length: 10 }, (_, i) => ackedSeq(s, smallBody('burst', i), '', burstKey(i)));
     const first = await Promise.race(burst.map((p, i) => p.then((seq) => (seq === null ? new Promise<never>(() => {}) : i))));
     await s.kill();
     const outcomes = await Promise.all(burst);
@@ -81,11 +88,32 @@ test('acknowledged imports survive SIGKILL; unacknowledged ones are all or nothi
       else assert.ok(n === 0 || n === 2, `unacknowledged burst import ${i} is all or nothing (found ${n} of 2)`);
       if (n === 2) present++;
     }
-    assert.equal(await countTriples(s), 2 * acked.size + 2 * present);
+    assert.equal(await countTriples(s), 2 * acked.size + 2 + 2 * present);
     const head = await headSeq(s);
     assert.equal(head, last + present, 'commit_seq counts exactly the commits that survived');
+
+    // The client retries every burst import with its key: each lands exactly once.
+    const retried: number[] = [];
+    for (let i = 0; i < outcomes.length; i++) {
+      const res = await s.fetch('/v1/graph/import/rdf', {
+        method: 'POST',
+        headers: { 'content-type': 'application/n-triples', 'idempotency-key': burstKey(i) },
+        body: smallBody('burst', i),
+      });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as ImportReply;
+      assert.equal(body.imported_triplets, 2, `retry of burst import ${i} reports the original outcome`);
+      if (outcomes[i] !== null) {
+        assert.equal(res.headers.get('idempotent-replayed'), 'true');
+        assert.equal(body.committed_commit_seq, outcomes[i], 'replayed with its original commit_seq');
+      }
+      retried.push(body.committed_commit_seq!);
+    }
+    assert.deepEqual([...retried].sort((a, b) => a - b), Array.from({ length: outcomes.length }, (_, i) => last + 1 + i), 'exactly once, gap-free');
+    assert.equal(await headSeq(s), last + outcomes.length);
+    assert.equal(await countTriples(s), 2 * acked.size + 2 + 2 * outcomes.length);
     const after = await ackedSeq(s, smallBody('after', 0));
-    assert.equal(after, head + 1, 'commit_seq continues strictly increasing after the restart');
+    assert.equal(after, last + outcomes.length + 1, 'commit_seq continues strictly increasing after the restart');
     await s.stop();
   } finally {
     removeDir(dataDir);
