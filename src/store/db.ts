@@ -144,6 +144,9 @@ const MIGRATIONS: string[] = [
 /** Version of the persisted format; part of /version's fingerprint. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
+/** SQLite's default: a commit that leaves the WAL past this many pages checkpoints it. */
+const WAL_AUTOCHECKPOINT_PAGES = 1000;
+
 export function dbPath(dataDir: string): string {
   return join(dataDir, 'stackd.sqlite');
 }
@@ -164,6 +167,30 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
   }
   db.pragma('cache_size = -65536'); // 64 MiB page cache: the live-quad index is hot during loads
   return db;
+}
+
+/**
+ * Runs a write whose COMMIT should not carry a WAL checkpoint: a bulk commit's
+ * automatic checkpoint copies every page it wrote back into the database file and fsyncs
+ * it, inside COMMIT, before the caller can answer. Here the automatic checkpoint is held
+ * back for `write`, and a passive checkpoint runs on a later turn of the event loop,
+ * after the caller has sent its reply. Durability is unchanged: with synchronous=FULL,
+ * COMMIT has fsynced the WAL, and a crash before the checkpoint recovers from the WAL.
+ */
+export async function withDeferredCheckpoint<T>(db: DB, write: () => Promise<T>): Promise<T> {
+  db.pragma('wal_autocheckpoint = 0');
+  try {
+    return await write();
+  } finally {
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    setImmediate(() => {
+      try {
+        if (db.open && !db.inTransaction) db.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        /* busy or closing: the next commit's automatic checkpoint catches up */
+      }
+    });
+  }
 }
 
 function migrate(db: DB) {

@@ -1,5 +1,6 @@
 import { parseRdf, RdfSyntaxFailure, type RdfSyntaxError } from '../model/rdf-parse.js';
-import { quadLine } from '../model/rdf-terms.js';
+import { quadLine, type CanonQuad } from '../model/rdf-terms.js';
+import { withDeferredCheckpoint, type DB } from './db.js';
 import type { RdfImportParams } from './writer-protocol.js';
 import { WriteFailure, type WriteCoordinator } from './write-tx.js';
 import { findIdempotency, requestHash, saveIdempotency } from './idempotency.js';
@@ -7,6 +8,77 @@ import { markGraphCreated } from './graph-meta.js';
 
 const MAX_REPORTED_ERRORS = 100;
 const ROUTE = 'POST /v1/graph/import/rdf';
+
+/** Rows per INSERT statement: one call into SQLite per batch rather than per row costs about 30% less CPU. */
+const INSERT_BATCH = 100;
+const ROW_PARAMS = '(?, ?, ?, ?, ?, ?)';
+
+type StoredQuad = Pick<CanonQuad, 's' | 'p' | 'o' | 'g'> & { bn: boolean | number };
+
+/**
+ * Inserts statements of one write into the live set (INSERT OR IGNORE: the UNIQUE partial
+ * index quads_live skips those already live, including repeats within the write) and
+ * reports exactly which rows were new. Rows go in INSERT_BATCH per statement. When a batch
+ * had duplicates, its new rows are read back by rowid: SQLite numbers a new row above the
+ * largest rowid, and this connection is the only writer inside its open transaction.
+ */
+class LiveInserter {
+  private readonly one;
+  private readonly many;
+  private readonly since;
+  private readonly args: (string | number)[] = new Array(INSERT_BATCH * 6);
+  private lastId: number;
+
+  constructor(
+    db: DB,
+    private readonly seq: number,
+  ) {
+    this.one = db.prepare(`INSERT OR IGNORE INTO quads (s, p, o, g, bn, added_seq) VALUES ${ROW_PARAMS}`);
+    this.many = db.prepare(
+      `INSERT OR IGNORE INTO quads (s, p, o, g, bn, added_seq) VALUES ${new Array(INSERT_BATCH).fill(ROW_PARAMS).join(', ')}`,
+    );
+    this.since = db.prepare('SELECT id, s, p, o, g, bn FROM quads WHERE id > ? ORDER BY id');
+    this.lastId = (db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM quads').get() as { id: number }).id;
+  }
+
+  /** Inserts `quads` in order; calls `added` for each row that was new. */
+  insert(quads: readonly CanonQuad[], added: (q: StoredQuad) => void) {
+    const n = quads.length;
+    let i = 0;
+    for (; i + INSERT_BATCH <= n; i += INSERT_BATCH) {
+      const args = this.args;
+      for (let j = 0, k = 0; j < INSERT_BATCH; j++, k += 6) {
+        const q = quads[i + j]!;
+        args[k] = q.s;
+        args[k + 1] = q.p;
+        args[k + 2] = q.o;
+        args[k + 3] = q.g;
+        args[k + 4] = q.bn ? 1 : 0;
+        args[k + 5] = this.seq;
+      }
+      const info = this.many.run(args);
+      if (info.changes === INSERT_BATCH) {
+        for (let j = 0; j < INSERT_BATCH; j++) added(quads[i + j]!);
+        this.lastId = Number(info.lastInsertRowid);
+      } else if (info.changes > 0) {
+        const rows = this.since.all(this.lastId) as (StoredQuad & { id: number })[];
+        if (rows.length !== info.changes) {
+          throw new Error(`internal: ${info.changes} rows inserted but ${rows.length} found above rowid ${this.lastId}`);
+        }
+        for (const r of rows) added(r);
+        this.lastId = rows[rows.length - 1]!.id;
+      }
+    }
+    for (; i < n; i++) {
+      const q = quads[i]!;
+      const info = this.one.run(q.s, q.p, q.o, q.g, q.bn ? 1 : 0, this.seq);
+      if (info.changes === 1) {
+        added(q);
+        this.lastId = Number(info.lastInsertRowid);
+      }
+    }
+  }
+}
 
 interface PredicateCounts {
   resource: number;
@@ -55,21 +127,18 @@ export async function importRdf(
     throw new WriteFailure(400, 'invalid_encoding', 'the request body is not valid UTF-8', 'body');
   }
 
-  const insert = db.prepare(
-    'INSERT OR IGNORE INTO quads (s, p, o, g, bn, added_seq) VALUES (?, ?, ?, ?, ?, ?)',
-  );
   const seq = w.begin();
   let linesRead = 0;
   let triplesRead = 0;
   let imported = 0;
   let resourceTriples = 0;
   let literalTriples = 0;
-  let dupResource = 0;
-  let dupLiteral = 0;
+  let importedLiteral = 0;
   let errorCount = 0;
   const errors: RdfSyntaxError[] = [];
   const predicates = new Map<string, PredicateCounts>();
   try {
+    const inserter = new LiveInserter(db, seq);
     for (const chunk of parseRdf(text, params)) {
       linesRead = chunk.linesRead;
       triplesRead = chunk.triplesRead;
@@ -85,12 +154,12 @@ export async function importRdf(
         if (!pc) predicates.set(q.p, (pc = { resource: 0, literal: 0 }));
         if (literal) pc.literal++;
         else pc.resource++;
-        if (insert.run(q.s, q.p, q.o, q.g, q.bn ? 1 : 0, seq).changes === 1) {
-          imported++;
-          (q.bn ? withBlank : plain).push(quadLine(q));
-        } else if (literal) dupLiteral++;
-        else dupResource++;
       }
+      inserter.insert(chunk.quads, (q) => {
+        imported++;
+        if (q.o.charCodeAt(0) === 34) importedLiteral++;
+        (q.bn ? withBlank : plain).push(quadLine(q));
+      });
       w.load(plain.join('\n'), withBlank.join('\n'));
     }
   } catch (e) {
@@ -102,6 +171,8 @@ export async function importRdf(
     throw e;
   }
 
+  const dupLiteral = literalTriples - importedLiteral;
+  const dupResource = resourceTriples - (imported - importedLiteral);
   let committedSeq: number | null = null;
   let graphCreated = false;
   if (imported > 0) {
@@ -152,7 +223,8 @@ export async function importRdf(
     });
   }
   if (imported > 0) {
-    committedSeq = await w.commit();
+    // The bulk of this write's pages is in the WAL: checkpoint after the reply, not inside COMMIT.
+    committedSeq = await withDeferredCheckpoint(db, () => w.commit());
     responseBody.committed_commit_seq = committedSeq;
   } else {
     // Nothing new: keep only the idempotency record.
