@@ -108,6 +108,15 @@ describe('commit and read-your-writes', () => {
       { p: prop('founded'), v: '"1999"^^<http://www.w3.org/2001/XMLSchema#integer>' },
       { p: prop('ticker'), v: '"ACM"' },
     ]);
+    // Field names are canonical (trimmed, lower-cased) in reads; only the IRI is percent-encoded, once.
+    const w = ok(await commit(s, { entity_properties: [{ type: 'Person', name: 'Bruno', properties: { 'First Name': 'Bru', ' Größe ': 180 } }] }));
+    assert.deepEqual(w.written_properties, [{ type: 'Person', name: 'Bruno', fields: ['first name', 'größe'], removed_fields: [] }]);
+    const bruno = await entityIri(s, 'Person', 'Bruno');
+    const brunoProps = async () => (await sparql(s, `SELECT ?p ?v WHERE { ${bruno} ?p ?v FILTER(STRSTARTS(STR(?p), "${BASE}p/")) } ORDER BY ?p`)).map((x) => `${x.p} ${x.v}`);
+    assert.deepEqual(await brunoProps(), [`<${BASE}p/first%20name> "Bru"`, `<${BASE}p/gr%C3%B6%C3%9Fe> "180"^^<http://www.w3.org/2001/XMLSchema#integer>`]);
+    ok(await commit(s, { entity_properties: [{ type: 'Person', name: 'Bruno', properties: { 'first name': 'Bruno' }, remove_fields: ['GRÖSSE', 'Größe'] }] }));
+    assert.deepEqual(ok(await getJson(s, '/v1/graph/entity?type=Person&name=Bruno')).attributes, { 'first name': 'Bruno' });
+    assert.deepEqual(await brunoProps(), [`<${BASE}p/first%20name> "Bruno"`], 'the old values left SPARQL');
     const people = await sparql(s, `SELECT (COUNT(?p) AS ?n) WHERE { ?p a <${BASE}class/person> }`);
     assert.equal(people[0]!.n, '"2"^^<http://www.w3.org/2001/XMLSchema#integer>');
   });
@@ -594,6 +603,21 @@ describe('reload', () => {
     assert.equal(res.body.error.code, 'invalid_ndjson_line');
     assert.equal(await headSeq(r), head);
     assert.deepEqual(await stateOf(r, 'Person', 'Ann'), ['knows→Ben', 'likes→Fig']);
+  });
+});
+
+describe('reload: one entity on several lines', () => {
+  test('the last value of a field wins, whatever its case', async () => {
+    const b = ok(await postNdjson(r, '/v1/graph/reload?confirm=main', [
+      triplet(['Person', 'Ann'], 'knows', ['Person', 'Ben']),
+      { type: 'Person', name: 'Ann', properties: { Age: 5, nick: 'first' } },
+      triplet(['Person', 'Ann'], 'likes', ['Food', 'Fig']),
+      { type: 'Person', name: 'Ann', properties: { age: 6 } },
+    ]));
+    assert.deepEqual([b.entities_added, b.entities_removed, b.entities_changed, b.edges_added, b.edges_removed, b.edges_changed], [0, 0, 3, 0, 0, 2]);
+    assert.deepEqual(ok(await getJson(r, '/v1/graph/entity?type=Person&name=Ann')).attributes, { age: 6, nick: 'first' });
+    const ann = await entityIri(r, 'Person', 'Ann');
+    assert.deepEqual(await sparql(r, `SELECT ?v WHERE { ${ann} <${BASE}p/age> ?v }`), [{ v: '"6"^^<http://www.w3.org/2001/XMLSchema#integer>' }]);
   });
 });
 

@@ -67,6 +67,14 @@ export function localName(name: string): string {
   return encodeURIComponent(name.trim().toLowerCase()).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 }
 
+/**
+ * Canonical property field name: trimmed, lower-cased, as stored and shown (attributes,
+ * written_properties). Only its IRI is percent-encoded, once, by Iris.property.
+ */
+export function fieldName(name: string): string {
+  return name.trim().toLowerCase();
+}
+
 /** 32-hex entity id, a one-way hash of the identity: (type, key) when keyed, else (type, name). */
 export function entityId(e: EntityRef): string {
   const identity = e.key !== null ? `k\u0000${e.key}` : `n\u0000${e.name}`;

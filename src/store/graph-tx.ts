@@ -2,7 +2,7 @@ import type { DB } from './db.js';
 import type { WriteCoordinator } from './write-tx.js';
 import { quadLine } from '../model/rdf-terms.js';
 import {
-  entityId, Iris, literal, localName, propertyLiterals, RDF_TYPE, RDFS_LABEL,
+  entityId, fieldName, Iris, literal, propertyLiterals, RDF_TYPE, RDFS_LABEL,
   type EntityRef, type PropIn, type TripletIn,
 } from '../model/triplets.js';
 
@@ -237,18 +237,19 @@ export class GraphTx {
     const byField = new Map(live.map((r) => [r.field, r]));
     const fields: string[] = [];
     const removed: string[] = [];
-    const setFields = new Set(props.map((p) => localName(p.field)));
-    for (const p of props) {
-      const field = localName(p.field);
-      const value = JSON.stringify(p.value);
+    // One value per canonical field; a later mention (e.g. a second NDJSON line) wins.
+    const latest = new Map(props.map((p) => [fieldName(p.field), p.value]));
+    const setFields = new Set(latest.keys());
+    for (const [field, v] of latest) {
+      const value = JSON.stringify(v);
       const old = byField.get(field);
       fields.push(field);
       if (old && old.value === value) continue; // unchanged
       if (old) this.dropProp(iri, old);
       this.st.insertProp.run(id, field, value, this.seq);
-      for (const lit of propertyLiterals(p.value)) this.addQuad(iri, this.iris.property(field), lit);
+      for (const lit of propertyLiterals(v)) this.addQuad(iri, this.iris.property(field), lit);
     }
-    const drop = new Set(removeFields.map(localName));
+    const drop = new Set(removeFields.map(fieldName));
     if (mode === 'replace') for (const f of byField.keys()) if (!setFields.has(f)) drop.add(f);
     for (const f of drop) {
       const old = byField.get(f);
