@@ -119,6 +119,9 @@ describe('commit and read-your-writes', () => {
     assert.deepEqual(await brunoProps(), [`<${BASE}p/first%20name> "Bruno"`], 'the old values left SPARQL');
     const people = await sparql(s, `SELECT (COUNT(?p) AS ?n) WHERE { ?p a <${BASE}class/person> }`);
     assert.equal(people[0]!.n, '"2"^^<http://www.w3.org/2001/XMLSchema#integer>');
+    // A surrogate pair written as JSON escapes is ordinary text.
+    ok(await commit(s, '{"triplets":[{"source":{"type":"Emoji","name":"smile \\ud83d\\ude00"},"relation":"is","target":{"type":"Mood","name":"happy"}}]}'));
+    assert.equal((await sparql(s, `SELECT ?e WHERE { ?e <${RDFS_LABEL}> "smile \u{1F600}" }`)).length, 1);
   });
 
   test('an unchanged re-commit is a no-op: no new commit_seq, the edge is reported skipped', async () => {
@@ -185,6 +188,9 @@ describe('dry run and validation write nothing', () => {
       [{ triplets: [good], observed_at: '2020-13-45' }, 'invalid_timestamp', 'observed_at'],
       [{ triplets: 'all of them' }, 'invalid_field', 'triplets'],
       [{ entity_properties: [{ type: 'Person', name: 'V', properties: { age: { i64: 1.5 } } }] }, 'invalid_field', 'entity_properties[0].properties.age.i64'],
+      // An unpaired surrogate escape is not text (SQLite would keep U+FFFDs the head never had).
+      [{ triplets: [triplet(['Person', 'Half\ud800'], 'knows', ['Person', 'Idation'])] }, 'invalid_encoding', 'body'],
+      [{ entity_properties: [{ type: 'Person', name: 'V', properties: { note: 'x\udc00y' } }] }, 'invalid_encoding', 'body'],
     ];
     for (const [body, code, param] of cases) {
       const res = await s.fetch('/v1/graph/commit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -73,7 +73,21 @@ export function parseForm(text: string, where: 'query string' | 'form body'): UR
   return out;
 }
 
-/** Parses a JSON object body with a clear error for anything else. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when a string or key anywhere in the value is not well-formed UTF-16. */
+function hasLoneSurrogate(v: unknown): boolean {
+  if (typeof v === 'string') return LONE_SURROGATE.test(v);
+  if (Array.isArray(v)) return v.some(hasLoneSurrogate);
+  if (typeof v === 'object' && v !== null) return Object.entries(v).some(([k, x]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(x));
+  return false;
+}
+
+/**
+ * Parses a JSON object body with a clear error for anything else. A \uD800-\uDFFF escape
+ * without its pair is refused: such a string is not Unicode text, and SQLite would store
+ * something other than what the head holds.
+ */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   const text = decodeUtf8(bytes);
   if (text.trim() === '') throw badRequest('invalid_json', 'the request body is empty; a JSON object is required', 'body');
@@ -84,6 +98,9 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
     throw badRequest('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`, 'body');
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('invalid_json', 'the request body must be a JSON object', 'body');
+  if (/\\u[dD][89a-fA-F]/.test(text) && hasLoneSurrogate(v)) {
+    throw badRequest('invalid_encoding', 'a string in the body has an unpaired UTF-16 surrogate escape (\\uD800-\\uDFFF); text must be valid Unicode', 'body');
+  }
   return v as Record<string, unknown>;
 }
 
