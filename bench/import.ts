@@ -15,6 +15,8 @@
  *   --skip-raw             do not run the raw baseline
  *   --json FILE            also write the figures as JSON
  *   --keep                 keep the temp directory (data file and data dir)
+ *   --records N, --batch N options of bench/import-jobs.ts (run after this one by
+ *                          `npm run bench:import`), ignored here
  *
  * Measures (a) raw Oxigraph: a fresh Store in a child process, loaded from the file as a
  * stream with many no_transaction load() calls of --chunk-lines lines each; (b) stackd:
@@ -78,6 +80,8 @@ function parseArgs(argv: string[]): Options {
       case '--runs': o.runs = Math.floor(num(a, argv[++i])); break;
       case '--json': o.json = argv[++i] ?? null; break;
       case '--keep': o.keep = true; break;
+      // `npm run bench:import` passes its arguments to bench/import-jobs.ts too: skip its options.
+      case '--records': case '--batch': i++; break;
       default: throw new Error(`unknown option ${a}`);
     }
   }
