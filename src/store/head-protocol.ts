@@ -61,5 +61,5 @@ export type HeadWriteMessage =
 export type HeadWriteReply =
   | { op: 'built'; seq: number; size: number; ms: number }
   | { op: 'prepared'; seq: number }
-  | { op: 'acked'; seq: number; size: number }
+  | { op: 'acked'; seq: number }
   | { op: 'failed'; message: string };

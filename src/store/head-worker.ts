@@ -149,12 +149,12 @@ writePort?.on('message', (msg: HeadWriteMessage) => {
       case 'commit':
         seq = msg.seq;
         openSeq = null;
-        reply = { op: 'acked', seq, size: store.size };
+        reply = { op: 'acked', seq }; // no store.size here: it scans the whole store
         break;
       case 'abort':
         openSeq = null;
         failure = null;
-        reply = { op: 'acked', seq, size: store.size };
+        reply = { op: 'acked', seq }; // no store.size here: it scans the whole store
         break;
     }
   } catch (e) {
