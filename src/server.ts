@@ -11,10 +11,13 @@ import { TokenVerifier, createStoredToken, readTokenFile, storedTokenCount } fro
 import { loadBuildInfo } from './util/build-info.js';
 import { createApp } from './http/app.js';
 import { cleanSpool } from './jobs/upload.js';
-import { removePidFile, writePidFile } from './util/pid-file.js';
+import { readPidFile, removePidFile, writePidFile } from './util/pid-file.js';
 import type { AppContext } from './http/context.js';
 
 export class StartupError extends Error {}
+
+/** A connection with no traffic either way for this long is closed. */
+const IDLE_SOCKET_MS = 300_000;
 
 export interface RunningServer {
   url: string;
@@ -43,6 +46,10 @@ function setupTokens(config: Config, db: DB, log: Logger, announce: (token: stri
 export async function startServer(config: Config, opts: { log?: Logger; announceToken?: (t: string) => void } = {}): Promise<RunningServer> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'stackd' } });
   const t0 = performance.now();
+  const other = readPidFile(config.dataDir);
+  if (other !== null && other !== process.pid) {
+    throw new StartupError(`${config.dataDir} is in use by another stackd process (pid ${other}); stop it first or use another data directory`);
+  }
   let db: DB;
   try {
     db = openDb(config.dataDir); // runs migrations before any worker opens the file
@@ -82,7 +89,10 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
   const app = createApp(ctx);
 
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(s));
+    // No cap on a whole request's duration (Node's default is 300 s): a durable import's upload
+    // may stream for longer than that. A connection that goes silent is still closed (setTimeout below).
+    const s = serve({ fetch: app.fetch, hostname: config.host, port: config.port, serverOptions: { requestTimeout: 0 } }, () => resolve(s));
+    s.setTimeout(IDLE_SOCKET_MS);
     s.once('error', (e: NodeJS.ErrnoException) =>
       reject(new StartupError(`cannot listen on ${config.host} port ${config.port}: ${e.code === 'EADDRINUSE' ? 'the port is already in use' : e.message}`)));
   });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync, copyFileSync, mkdirSync } from 'node:fs';
+import { closeSync, copyFileSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { extname, join, basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
@@ -10,7 +10,7 @@ import { importRdf } from '../store/rdf-import.js';
 import { Iris } from '../model/triplets.js';
 import { JobRunner, getJob, jobStatus } from '../jobs/job-runner.js';
 import { spoolDir } from '../jobs/spool.js';
-import { readPidFile } from '../util/pid-file.js';
+import { readPidFile, removePidFile, writePidFile } from '../util/pid-file.js';
 import type { RdfImportParams } from '../store/writer-protocol.js';
 
 export type FileKind = 'ndjson' | RdfImportParams['format'];
@@ -42,33 +42,42 @@ export function kindOf(file: string, forced: FileKind | null): FileKind {
   return k;
 }
 
-function fileHash(file: string, options: unknown): string {
+/** sha256 of the options and the file's bytes, read as a stream (the file may be larger than memory). */
+async function fileHash(file: string, options: unknown): Promise<string> {
   const h = createHash('sha256').update(JSON.stringify(options));
-  h.update(readFileSync(file));
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
   return h.digest('hex');
 }
 
-/** Splits a line-based RDF file into request bodies of at most `max` bytes, at line boundaries. */
-function* lineChunks(file: string, max: number): Generator<Buffer> {
-  const data = readFileSync(file);
-  let start = 0;
-  while (start < data.length) {
-    let end = Math.min(data.length, start + max);
-    if (end < data.length) {
-      const nl = data.lastIndexOf(10, end - 1);
-      if (nl < start) throw new ImportError(`${file}: a line is longer than the request limit`);
-      end = nl + 1;
+/** Reads a line-based RDF file as request bodies of at most `max` bytes, cut at line boundaries, one at a time. */
+function* lineChunks(file: string, size: number, max: number): Generator<Buffer> {
+  const fd = openSync(file, 'r');
+  try {
+    let pos = 0;
+    while (pos < size) {
+      const buf = Buffer.allocUnsafe(Math.min(max, size - pos));
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      let end = n;
+      if (pos + n < size) {
+        const nl = buf.lastIndexOf(10, n - 1);
+        if (nl < 0) throw new ImportError(`${file}: a line is longer than the request limit`);
+        end = nl + 1;
+      }
+      yield buf.subarray(0, end);
+      pos += end;
     }
-    yield data.subarray(start, end);
-    start = end;
+  } finally {
+    closeSync(fd);
   }
 }
 
-function rdfChunks(file: string, kind: RdfImportParams['format'], max: number): Buffer[] {
-  if (kind === 'ntriples' || kind === 'nquads') return [...lineChunks(file, max)];
-  const size = statSync(file).size;
-  if (size > max) throw new ImportError(`${file}: ${kind} cannot be split and is larger than the ${max}-byte request limit; convert it to N-Triples/N-Quads`);
-  return [readFileSync(file)];
+/** The request bodies of an RDF file (produced as they are sent) and their total size. */
+function rdfChunks(file: string, kind: RdfImportParams['format'], max: number): { total: number; chunks: Iterable<Buffer> } {
+  const total = statSync(file).size;
+  if (kind === 'ntriples' || kind === 'nquads') return { total, chunks: lineChunks(file, total, max) };
+  if (total > max) throw new ImportError(`${file}: ${kind} cannot be split and is larger than the ${max}-byte request limit; convert it to N-Triples/N-Quads`);
+  return { total, chunks: [readFileSync(file)] };
 }
 
 // ------------------------------------------------------------------ online
@@ -93,7 +102,7 @@ async function call(o: ImportOptions, method: string, path: string, init: Reques
 
 async function onlineNdjson(file: string, o: ImportOptions) {
   const options = { batch: o.batch, strict: o.strict };
-  const key = 'cli-' + fileHash(file, options).slice(0, 48);
+  const key = 'cli-' + (await fileHash(file, options)).slice(0, 48);
   const qs = new URLSearchParams();
   if (o.batch) qs.set('batch', String(o.batch));
   if (o.strict) qs.set('strict', 'true');
@@ -121,24 +130,24 @@ async function onlineNdjson(file: string, o: ImportOptions) {
 }
 
 async function onlineRdf(file: string, kind: RdfImportParams['format'], o: ImportOptions) {
-  const chunks = rdfChunks(file, kind, o.maxRequestBytes);
-  const total = chunks.reduce((n, c) => n + c.length, 0);
+  const { total, chunks } = rdfChunks(file, kind, o.maxRequestBytes);
   const bar = progress(basename(file), total, 'bytes');
   let sent = 0;
   let triples = 0;
   let seq: unknown = null;
-  for (let i = 0; i < chunks.length; i++) {
+  for (const chunk of chunks) {
     const qs = new URLSearchParams({ format: kind });
     if (o.graphUri) qs.set('graph_uri', o.graphUri);
     if (o.baseIri) qs.set('base_iri', o.baseIri);
     if (o.strict) qs.set('strict', 'true');
-    if (i < chunks.length - 1) qs.set('build', 'false');
-    const key = 'cli-' + createHash('sha256').update(qs.toString()).update(chunks[i]!).digest('hex').slice(0, 48);
+    // Publication once, after the last chunk.
+    if (sent + chunk.length < total) qs.set('build', 'false');
+    const key = 'cli-' + createHash('sha256').update(qs.toString()).update(chunk).digest('hex').slice(0, 48);
     const out = await call(o, 'POST', `/v1/graph/import/rdf?${qs}`, {
       headers: { 'content-type': 'application/octet-stream', 'idempotency-key': key },
-      body: chunks[i]! as unknown as BodyInit,
+      body: chunk as unknown as BodyInit,
     });
-    sent += chunks[i]!.length;
+    sent += chunk.length;
     triples += out.triples_read as number;
     seq = out.committed_commit_seq ?? seq;
     bar.update(sent, triples);
@@ -155,6 +164,8 @@ async function offline(files: string[], o: ImportOptions): Promise<string[]> {
   const pid = readPidFile(dataDir);
   if (pid !== null) throw new ImportError(`${dataDir} is in use by a running stackd (pid ${pid}); import through it with --url instead`);
   const db = openDb(dataDir);
+  // Claim the directory while writing: a server (or another offline import) started meanwhile refuses it.
+  writePidFile(dataDir);
   const w = new WriteCoordinator(db, () => undefined);
   const iris = new Iris(o.iriBase);
   const out: string[] = [];
@@ -169,7 +180,7 @@ async function offline(files: string[], o: ImportOptions): Promise<string[]> {
         const runner = new JobRunner(w, iris, dataDir, 7 * 86_400_000);
         const options = { batch: o.batch ?? 10_000, strict: o.strict };
         const created = runner.create({
-          key: 'cli-offline-' + randomUUID(), hash: fileHash(file, options), uploadFile: upload,
+          key: 'cli-offline-' + randomUUID(), hash: await fileHash(file, options), uploadFile: upload,
           bytes: statSync(file).size, batch: options.batch, strict: options.strict, observedAt: null,
         });
         const id = created.body.job_id as string;
@@ -185,8 +196,8 @@ async function offline(files: string[], o: ImportOptions): Promise<string[]> {
         if (st.state !== 'succeeded') throw new ImportError(`${line}${st.failure ? `: ${st.failure.message}` : ''}`);
         out.push(line);
       } else {
-        const chunks = rdfChunks(file, kind, o.maxRequestBytes);
-        const bar = progress(basename(file), chunks.reduce((n, c) => n + c.length, 0), 'bytes');
+        const { total, chunks } = rdfChunks(file, kind, o.maxRequestBytes);
+        const bar = progress(basename(file), total, 'bytes');
         let sent = 0;
         let triples = 0;
         for (const chunk of chunks) {
@@ -204,6 +215,7 @@ async function offline(files: string[], o: ImportOptions): Promise<string[]> {
     }
   } finally {
     db.close();
+    removePidFile(dataDir);
   }
   return out;
 }

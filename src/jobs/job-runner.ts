@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import type { DB } from '../store/db.js';
 import { WriteFailure, type WriteCoordinator } from '../store/write-tx.js';
 import { GraphTx } from '../store/graph-tx.js';
-import { applyRecords, parseNdjson } from '../store/triplet-writes.js';
+import { applyRecords, parseNdjson, type NdjsonParse } from '../store/triplet-writes.js';
 import type { Iris } from '../model/triplets.js';
-import { readLines, spoolDir } from './spool.js';
+import { readLines, spoolDir, type LineBatch } from './spool.js';
 
 export type JobState = 'queued' | 'running' | 'cancellation_requested' | 'cancelled' | 'succeeded' | 'failed';
 
@@ -49,7 +49,14 @@ export interface CreateJobInput {
 }
 
 const MAX_ERRORS = 100;
+/** Failed tries of one group in a row before the job fails. */
+const MAX_ATTEMPTS = 5;
 const TERMINAL: JobState[] = ['cancelled', 'succeeded', 'failed'];
+
+interface LineError {
+  line: number;
+  message: string;
+}
 
 export const isTerminal = (s: JobState) => TERMINAL.includes(s);
 
@@ -159,14 +166,16 @@ export class JobRunner {
     }
     const batch = readLines(this.spoolPath(job.spool), job.bytes_processed, job.batch);
     if (batch.lines.length === 0 && batch.eof) {
-      this.finish(job, 'succeeded');
+      // A job whose records were all present already (or all bad) made no commit: its records
+      // are visible at the current head, which is what it reports and what publication is due at.
+      this.finish(job, 'succeeded', job.committed_commit_seq === null ? { committed_commit_seq: this.w.headSeq() } : {});
       this.removeSpool(job);
       return true;
     }
     const text = batch.lines.map((l) => l ?? '\u0000').join('\n');
     const parsed = parseNdjson(text, false);
-    const errors = (JSON.parse(job.errors) as { line: number; message: string }[]);
-    const lineErrors = parsed.errors.map((e) => ({
+    const errors = JSON.parse(job.errors) as LineError[];
+    const lineErrors: LineError[] = parsed.errors.map((e) => ({
       line: e.line + job.lines_read,
       message: batch.lines[e.line - 1] === null ? 'not valid UTF-8' : e.message,
     }));
@@ -180,28 +189,52 @@ export class JobRunner {
       this.removeSpool(job);
       return true;
     }
+    try {
+      await this.commitGroup(job, batch, parsed, errors, lineErrors);
+    } catch (e) {
+      // Nothing of the group was written (the offset did not move): it is retried on the next
+      // turn, up to MAX_ATTEMPTS times in a row; then the job fails instead of blocking every job after it.
+      if (this.w.isOpen) await this.w.abort().catch(() => undefined);
+      const attempts = job.attempts + 1;
+      const first = job.lines_read + 1;
+      const message = `the group of lines ${first}-${first + batch.lines.length - 1} could not be committed: ${(e as Error).message}`;
+      if (attempts >= MAX_ATTEMPTS) {
+        const retryable = (e as { code?: string }).code === 'SQLITE_FULL';
+        this.finish(job, 'failed', { attempts, failure: JSON.stringify(this.failure(job, 'group_failed', message, retryable)) });
+        this.removeSpool(job);
+        return true;
+      }
+      this.db.prepare('UPDATE import_jobs SET attempts = ?, updated_at = ? WHERE id = ?').run(attempts, new Date().toISOString(), job.id);
+      throw new Error(`${job.id}: ${message} (attempt ${attempts} of ${MAX_ATTEMPTS})`);
+    }
+    return true;
+  }
+
+  /** Commits one group: its records and the job's new offset and counters in one transaction. */
+  private async commitGroup(
+    job: JobRow, batch: LineBatch, parsed: NdjsonParse, errors: LineError[], lineErrors: LineError[],
+  ): Promise<void> {
     const seq = this.w.begin();
     const tx = new GraphTx(this.w, this.iris, seq, job.observed_at ?? new Date().toISOString());
-    const { triplets, properties } = applyRecords(tx, parsed.records);
+    const { triplets, properties, observations } = applyRecords(tx, parsed.records);
     const changed = tx.finish('import_job', job.observed_at, { job_id: job.id, group: job.groups_committed });
     if (changed) this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('graph_created_at', ?)").run(new Date().toISOString());
     const allErrors = [...errors, ...lineErrors].slice(0, MAX_ERRORS);
     this.db
       .prepare(
         `UPDATE import_jobs SET state = 'running', stage = 'committing_group', bytes_processed = @bytes, lines_read = @lines,
-           triplets = triplets + @triplets, properties = properties + @properties, observations = observations + @triplets,
+           triplets = triplets + @triplets, properties = properties + @properties, observations = observations + @observations,
            groups_committed = groups_committed + 1, error_count = error_count + @errs, errors = @errors,
-           committed_commit_seq = COALESCE(@seq, committed_commit_seq), attempts = attempts, updated_at = @now
+           committed_commit_seq = COALESCE(@seq, committed_commit_seq), attempts = 0, updated_at = @now
          WHERE id = @id`,
       )
       .run({
-        id: job.id, bytes: job.bytes_processed + batch.bytes, lines: job.lines_read + batch.lines.length, triplets, properties,
-        errs: lineErrors.length, errors: JSON.stringify(allErrors), seq: changed ? seq : null, now: new Date().toISOString(),
+        id: job.id, bytes: job.bytes_processed + batch.bytes, lines: job.lines_read + batch.lines.length, triplets, properties, observations,
+        errs: parsed.errorCount, errors: JSON.stringify(allErrors), seq: changed ? seq : null, now: new Date().toISOString(),
       });
     // The group's statements and the job's offset commit together.
     if (changed) await this.w.commit();
     else await this.w.commitWithoutDelta();
-    return true;
   }
 
   private failure(job: JobRow, code: string, message: string, retryable: boolean) {

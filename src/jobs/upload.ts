@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DB } from '../store/db.js';
-import { badRequest } from '../http/errors.js';
+import { ApiError, badRequest } from '../http/errors.js';
 import { spoolDir } from './spool.js';
 
 export interface SpooledUpload {
@@ -41,17 +41,24 @@ export async function spoolUpload(req: Request, dataDir: string, options: unknow
         if (r.done) break;
         hash.update(r.value);
         bytes += r.value.byteLength;
-        await fh.write(r.value);
+        await fh.write(r.value).catch(storageError);
       }
     }
     if (bytes === 0) throw badRequest('empty_body', 'the upload is empty: send NDJSON records, one per line', 'body');
-    await fh.sync();
+    await fh.sync().catch(storageError);
     ok = true;
   } finally {
     await fh.close();
     if (!ok) rmSync(path, { force: true });
   }
   return { file, bytes, hash: hash.digest('hex') };
+}
+
+function storageError(e: NodeJS.ErrnoException): never {
+  if (e.code === 'ENOSPC' || e.code === 'EDQUOT') {
+    throw new ApiError(507, 'api_error', 'storage_full', 'the data directory is out of space for this upload; no job was created', { retryable: true });
+  }
+  throw e;
 }
 
 /** At start: drop partial uploads and spool files no unfinished job refers to. */

@@ -281,6 +281,20 @@ export interface NdjsonParse {
 
 const MAX_ERRORS = 100;
 
+/** A \\uD800-\\uDFFF escape: the only way a lone surrogate gets into parsed JSON text. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when a string or key anywhere in the value is not well-formed UTF-16 (it cannot become an IRI or a literal). */
+function hasLoneSurrogate(v: unknown): boolean {
+  if (typeof v === 'string') return LONE_SURROGATE.test(v);
+  if (Array.isArray(v)) return v.some(hasLoneSurrogate);
+  if (typeof v === 'object' && v !== null) {
+    return Object.entries(v).some(([k, x]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(x));
+  }
+  return false;
+}
+
 /** One triplet or entity-properties object per line; bad lines are reported by number (or fail under strict). */
 export function parseNdjson(text: string, strict: boolean): NdjsonParse {
   const records: NdjsonRecord[] = [];
@@ -303,6 +317,9 @@ export function parseNdjson(text: string, strict: boolean): NdjsonParse {
         throw new Error(`not valid JSON: ${(e as Error).message}`);
       }
       if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('each line must be a JSON object');
+      if (SURROGATE_ESCAPE.test(raw) && hasLoneSurrogate(v)) {
+        throw new Error('a string has an unpaired UTF-16 surrogate escape (\\uD800-\\uDFFF); text must be valid Unicode');
+      }
       if ('relation' in v) records.push({ line: lineNo, triplet: parseTriplet(v, 'line') });
       else records.push({ line: lineNo, entity: parseEntityProps(v, 'line') });
     } catch (e) {
@@ -316,12 +333,13 @@ export function parseNdjson(text: string, strict: boolean): NdjsonParse {
 }
 
 /** Applies NDJSON records (triplets assert, entity lines merge properties) within one write. */
-export function applyRecords(tx: GraphTx, records: NdjsonRecord[]): { triplets: number; properties: number } {
+export function applyRecords(tx: GraphTx, records: NdjsonRecord[]): { triplets: number; properties: number; observations: number } {
   let triplets = 0;
   let properties = 0;
+  let observations = 0;
   for (const r of records) {
     if (r.triplet) {
-      tx.assertEdge(r.triplet, 'skip_unchanged');
+      if (!tx.assertEdge(r.triplet, 'skip_unchanged').skipped) observations++;
       triplets++;
     } else if (r.entity) {
       const { id } = tx.entity(r.entity.entity);
@@ -329,7 +347,7 @@ export function applyRecords(tx: GraphTx, records: NdjsonRecord[]): { triplets: 
       properties++;
     }
   }
-  return { triplets, properties };
+  return { triplets, properties, observations };
 }
 
 export interface ImportOptions {

@@ -51,6 +51,7 @@ async function handle(req: WriterRequest): Promise<unknown> {
     case 'cancelJob':
       return runner.cancel(req.jobId);
     case 'close':
+      closed = true;
       db.close();
       return null;
   }
@@ -177,15 +178,21 @@ async function pump() {
  * are served between groups instead of waiting for the whole job.
  */
 let jobStepQueued = false;
+let closed = false;
 function scheduleJobStep() {
   if (jobStepQueued) return;
   jobStepQueued = true;
-  pending.push({ op: 'jobStep' });
-  void pump();
+  // Through the event loop: a step may never leave the microtask queue (no replica to wait
+  // for), and requests that arrived meanwhile (a cancel, a shutdown) must be queued first.
+  setImmediate(() => {
+    pending.push({ op: 'jobStep' });
+    void pump();
+  });
 }
 
 async function jobStep() {
   jobStepQueued = false;
+  if (closed) return;
   let worked = false;
   try {
     worked = await runner.step();
