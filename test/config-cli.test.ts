@@ -63,6 +63,12 @@ async function graphServed(s: Stackd, graph: string): Promise<boolean> {
 
 const TOKEN_LINE = /API token \(shown once[^)]*\): (\S+)/;
 
+/** The server's stderr as the test has read it so far: it arrives through its own pipe, so give it a moment. */
+async function stderrOf(s: Stackd): Promise<string> {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return s.stderr.join('\n');
+}
+
 test('help texts list the commands and every flag', async () => {
   const top = await runCli(['--help']);
   assert.equal(top.code, 0);
@@ -215,7 +221,7 @@ test('first start on loopback generates a token, prints it once, stores only its
     let s = await startStackd({ dataDir, token: null });
     let token: string;
     try {
-      const m = TOKEN_LINE.exec(s.stderr.join('\n'));
+      const m = TOKEN_LINE.exec(await stderrOf(s));
       assert.ok(m, `the token is printed on stderr:\n${s.stderr.join('\n')}`);
       token = m[1]!;
       assert.ok(!s.logs.join('\n').includes(token), 'not in the (stdout) log');
@@ -237,7 +243,7 @@ test('first start on loopback generates a token, prints it once, stores only its
 
     s = await startStackd({ dataDir, token: null });
     try {
-      assert.doesNotMatch(s.stderr.join('\n'), TOKEN_LINE, 'a second start prints no new token');
+      assert.doesNotMatch(await stderrOf(s), TOKEN_LINE, 'a second start prints no new token');
       const ok = await s.fetch('/v1/status', { headers: { authorization: `Bearer ${token}` } });
       assert.equal(ok.status, 200);
       await ok.body?.cancel();
@@ -260,7 +266,7 @@ test('a non-loopback address without a token is refused; with one it starts', as
     // The refusal left no token behind: a later loopback start still generates the first one.
     const s = await startStackd({ dataDir, token: null });
     try {
-      assert.match(s.stderr.join('\n'), TOKEN_LINE);
+      assert.match(await stderrOf(s), TOKEN_LINE);
     } finally {
       await s.stop();
     }
@@ -295,7 +301,7 @@ test('stackd token create prints a token that a server then accepts', async () =
     // A data dir that has a token may listen beyond loopback, and generates none.
     const s = await startStackd({ dataDir, token: null, args: ['--host', '0.0.0.0'] });
     try {
-      assert.doesNotMatch(s.stderr.join('\n'), TOKEN_LINE);
+      assert.doesNotMatch(await stderrOf(s), TOKEN_LINE);
       const ok = await s.fetch('/v1/status', { headers: { authorization: `Bearer ${token}` } });
       assert.equal(ok.status, 200);
       await ok.body?.cancel();
@@ -318,7 +324,7 @@ test('--token-file supplies the token; port 0 logs the port it chose', async () 
   try {
     const s = await startStackd({ dataDir, token: null, args: ['--token-file', tokenFile] });
     try {
-      assert.doesNotMatch(s.stderr.join('\n'), TOKEN_LINE, 'no token generated when one is configured');
+      assert.doesNotMatch(await stderrOf(s), TOKEN_LINE, 'no token generated when one is configured');
       const ok = await s.fetch('/v1/status', { headers: { authorization: 'Bearer file-token-123456' } });
       assert.equal(ok.status, 200);
       await ok.body?.cancel();
