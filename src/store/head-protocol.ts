@@ -53,7 +53,7 @@ export type HeadWriteMessage =
   | { op: 'clear' }
   /** All loads of the open write are in: confirm (or report a refusal) before the writer commits SQLite. */
   | { op: 'prepare'; seq: number }
-  /** SQLite committed: make the write visible. */
+  /** SQLite committed: make the write visible. No reply (see head-worker). */
   | { op: 'commit'; seq: number }
   | { op: 'abort'; seq: number };
 

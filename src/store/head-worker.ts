@@ -147,9 +147,10 @@ writePort?.on('message', (msg: HeadWriteMessage) => {
         reply = failure !== null ? { op: 'failed', message: failure } : { op: 'prepared', seq: msg.seq };
         break;
       case 'commit':
+        // No reply: queries that arrive after the writer's ack are held until this message
+        // (the write is open until then), so the writer need not wait for it.
         seq = msg.seq;
         openSeq = null;
-        reply = { op: 'acked', seq }; // no store.size here: it scans the whole store
         break;
       case 'abort':
         openSeq = null;

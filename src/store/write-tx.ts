@@ -165,7 +165,7 @@ export class WriteCoordinator {
     this.openSeq = null;
     // A group of commits ends at the last one written.
     const last = Math.max(seq, this.headSeq());
-    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'commit', seq: last })));
+    for (const r of this.replicas.values()) r.send({ op: 'commit', seq: last });
     return last;
   }
 
