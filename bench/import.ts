@@ -32,6 +32,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { rng } from './bsbm/generate.js';
 
 const BIN = fileURLToPath(new URL('../../bin/stackd', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -91,17 +92,6 @@ function parseArgs(argv: string[]): Options {
 
 // ---------------------------------------------------------------- data generation
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const EX = 'http://example.org/';
 const XSD = 'http://www.w3.org/2001/XMLSchema#';

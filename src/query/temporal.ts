@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DB } from '../store/db.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
 import { entityId, localName } from '../model/triplets.js';
-import { relationName } from '../store/graph-tx.js';
+import { relationName, type EntityRow } from '../store/graph-tx.js';
 
 /** Reads of history and provenance, straight from SQLite's append-only edge events. */
 
@@ -20,14 +20,6 @@ export interface Pin {
   pinned: boolean;
 }
 
-interface EntityRow {
-  id: string;
-  type: string;
-  name: string;
-  key: string | null;
-  created_seq: number;
-  updated_seq: number;
-}
 
 interface EventRow {
   id: number;
