@@ -68,6 +68,12 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
     if (e.event === 'jobError') log.error({ error: e.message }, 'import job group failed; retrying');
     if (e.event === 'replicaLost') log.warn({ replica: e.replicaId, reason: e.message }, 'head replica lost');
     if (e.event === 'published') servedAtSeq = Math.max(servedAtSeq, e.seq);
+  }, (e) => {
+    // Without its writer the server cannot accept writes; everything acknowledged is in
+    // SQLite, so exit and let the supervisor (or the operator) start it again.
+    log.fatal({ error: e.message }, 'the writer stopped unexpectedly; exiting');
+    process.exitCode = 1;
+    setTimeout(() => process.exit(1), 100);
   });
   const heads = new HeadPool(writer, {
     replicas: config.queryWorkers,

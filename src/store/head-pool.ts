@@ -48,6 +48,8 @@ export class HeadPool {
   private readonly waiting: Waiting[] = [];
   private closed = false;
   headSeq = 0;
+  /** Back-off before replacing a replica whose build failed (0 after a good build). */
+  private respawnDelayMs = 0;
 
   constructor(
     private readonly writer: WriterClient,
@@ -79,8 +81,19 @@ export class HeadPool {
     worker.on('message', (m: QueryReply | QueryProgress) => ('progress' in m ? this.onProgress(replica, m) : this.onReply(replica, m)));
     worker.on('error', (e) => this.opts.log('head replica error', { replica: id, error: e.message }));
     worker.on('exit', () => this.onExit(replica));
-    const built = await this.writer.attach(id, port2);
+    let built: { seq: number; size: number; ms: number };
+    try {
+      built = await this.writer.attach(id, port2);
+    } catch (e) {
+      // A replica that cannot load the durable state is replaced (onExit respawns it,
+      // after a pause so a persistent failure does not spin).
+      this.opts.log('head replica failed to build; retrying', { replica: id, error: (e as Error).message });
+      this.respawnDelayMs = Math.min(30_000, Math.max(1000, this.respawnDelayMs * 2));
+      void worker.terminate();
+      throw e;
+    }
     if (!this.replicas.has(id)) return; // terminated while building
+    this.respawnDelayMs = 0;
     replica.ready = true;
     this.headSeq = Math.max(this.headSeq, built.seq);
     this.opts.log('head replica ready', { replica: id, statements: built.size, commit_seq: built.seq, build_ms: built.ms });
@@ -98,7 +111,9 @@ export class HeadPool {
     replica.inflight.clear();
     if (!this.closed) {
       this.opts.log('head replica exited; rebuilding it from durable state', { replica: replica.id });
-      this.spawn().catch((e) => this.opts.log('head replica rebuild failed', { error: (e as Error).message }));
+      setTimeout(() => {
+        if (!this.closed) this.spawn().catch(() => undefined);
+      }, this.respawnDelayMs);
     }
   }
 

@@ -11,7 +11,16 @@ export class WriterClient {
   private readonly pending = new Map<number, Pending>();
   private dead: Error | null = null;
 
-  constructor(dataDir: string, iriBase: string, jobRetentionMs: number, onEvent: (e: WriterEvent) => void) {
+  private closing = false;
+
+  constructor(
+    dataDir: string,
+    iriBase: string,
+    jobRetentionMs: number,
+    onEvent: (e: WriterEvent) => void,
+    /** Called if the writer dies while the server is running (not at close). */
+    onDeath: (e: Error) => void = () => undefined,
+  ) {
     this.worker = new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { dataDir, iriBase, jobRetentionMs } });
     this.worker.on('message', (m: WriterReply | WriterEvent) => {
       if ('event' in m) return onEvent(m);
@@ -30,7 +39,11 @@ export class WriterClient {
       this.pending.clear();
     };
     this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`writer exited with code ${code}`)));
+    this.worker.on('exit', (code) => {
+      const e = new Error(`writer exited with code ${code}`);
+      fail(e);
+      if (!this.closing) onDeath(e);
+    });
   }
 
   private call<T>(msg: Record<string, unknown>, transfer: (ArrayBuffer | MessagePort)[] = []): Promise<T> {
@@ -66,6 +79,7 @@ export class WriterClient {
   }
 
   async close() {
+    this.closing = true;
     try {
       await this.call({ op: 'close' });
     } catch {
