@@ -4,11 +4,10 @@
  * writer as begin / load* / commit (or abort); queries that arrive while a write is open
  * wait until it ends, so no reader ever sees half a commit.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, workerData, Worker, type MessagePort } from 'node:worker_threads';
+import type { ReaderMessage } from './build-reader.js';
 import { Store, namedNode, parse as oxParse, type Quad } from 'oxigraph';
-import Database from 'better-sqlite3';
-import { dbPath } from './db.js';
-import { visibility, visibilityParams, type StatementPin } from './visibility.js';
+import type { StatementPin } from './visibility.js';
 import type { HeadWriteMessage, HeadWriteReply, QueryCancel, QueryProgress, QueryReply, QueryRequest } from './head-protocol.js';
 
 interface Pin extends StatementPin {
@@ -37,41 +36,34 @@ function unloadText(text: string, bnText: string) {
   }
 }
 
-const LINE = `q.s || ' ' || q.p || ' ' || q.o || CASE q.g WHEN '' THEN '' ELSE ' ' || q.g END || ' .'`;
-
-/** Loads the visible statements from SQLite, in chunks SQLite itself concatenates. */
-function build(dataDir: string, p: Pin | null = null): HeadWriteReply {
+/** Loads the visible statements from SQLite; a reader thread reads while this one loads. */
+function build(dataDir: string, p: Pin | null = null): Promise<HeadWriteReply> {
   const t0 = performance.now();
   store = new Store();
-  const db = new Database(dbPath(dataDir), { readonly: true, fileMustExist: true });
-  try {
-    db.pragma('cache_size = -65536');
-    const v = visibility(p);
-    const readTx = db.transaction(() => {
-      const head = db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM commits').get() as { seq: number };
-      const chunk = db.prepare(
-        `SELECT group_concat(line, char(10)) AS text, MAX(id) AS last FROM
-           (SELECT q.id AS id, ${LINE} AS line FROM quads q ${v.join}
-             WHERE q.id > @last AND q.bn = @bn AND ${v.where} ORDER BY q.id LIMIT 2000)`,
-      );
-      for (const bn of [0, 1]) {
-        let last = 0;
-        for (;;) {
-          const params: Record<string, unknown> = { last, bn, ...visibilityParams(p) };
-          const r = chunk.get(params) as { text: string | null; last: number | null };
-          if (r.text === null) break;
-          if (bn === 0) loadText(r.text, '');
-          else loadText('', r.text);
-          last = r.last!;
+  const pinData: StatementPin | null = p ? { seq: p.seq, validTime: p.validTime } : null;
+  const reader = new Worker(new URL('./build-reader.js', import.meta.url), { workerData: { dataDir, pin: pinData } });
+  return new Promise<HeadWriteReply>((resolve, reject) => {
+    reader.on('message', (m: ReaderMessage) => {
+      try {
+        if ('chunk' in m) {
+          if (m.bn) loadText('', m.chunk);
+          else loadText(m.chunk, '');
+          reader.postMessage(1); // credit for the next chunk
+        } else if ('done' in m) {
+          seq = m.seq;
+          void reader.terminate();
+          resolve({ op: 'built', seq, size: store.size, ms: Math.round(performance.now() - t0) });
+        } else {
+          void reader.terminate();
+          reject(new Error(m.failed));
         }
+      } catch (e) {
+        void reader.terminate();
+        reject(e);
       }
-      return p ? p.seq : head.seq;
     });
-    seq = readTx();
-  } finally {
-    db.close();
-  }
-  return { op: 'built', seq, size: store.size, ms: Math.round(performance.now() - t0) };
+    reader.on('error', reject);
+  });
 }
 
 function runQuery(req: QueryRequest): QueryReply {
@@ -116,11 +108,10 @@ function drain() {
 
 if (pin) {
   // A pinned replica: built once for its pin, then read-only.
-  try {
-    parentPort!.postMessage({ ready: build(pin.dataDir, pin) });
-  } catch (e) {
-    parentPort!.postMessage({ failed: (e as Error).message });
-  }
+  build(pin.dataDir, pin).then(
+    (ready) => parentPort!.postMessage({ ready }),
+    (e) => parentPort!.postMessage({ failed: (e as Error).message }),
+  );
 }
 
 writePort?.on('message', (msg: HeadWriteMessage) => {
@@ -128,7 +119,11 @@ writePort?.on('message', (msg: HeadWriteMessage) => {
   try {
     switch (msg.op) {
       case 'build':
-        reply = build(msg.dataDir);
+        // Asynchronous: the writer sends nothing else to this replica until it is built.
+        build(msg.dataDir).then(
+          (built) => writePort!.postMessage(built),
+          (e) => writePort!.postMessage({ op: 'failed', message: (e as Error).message } satisfies HeadWriteReply),
+        );
         break;
       case 'begin':
         openSeq = msg.seq;
