@@ -198,6 +198,12 @@ describe('POST /v1/query/sparql-text', () => {
       pages++;
     }
     assert.equal(pages, 3);
+    // limit 0 counts without paging: no next offset that would not advance
+    const zero = await ok(await sparqlText({ query: ranked, limit: 0 }));
+    assert.equal(zero.row_page.returned, 0);
+    assert.equal(zero.row_page.total, N);
+    assert.equal(zero.row_page.has_more, true);
+    assert.equal(zero.row_page.next_offset ?? null, null);
     assert.deepEqual(seen, Array.from({ length: N }, (_, i) => itemAt(i)));
     const past = await ok(await sparqlText({ query: ranked, offset: 100 }));
     assert.equal(past.row_page.returned, 0);

@@ -71,7 +71,8 @@ export function queryRoutes(app: Hono<Env>, ctx: AppContext) {
         offset,
         limit: limit ?? returned,
         has_more: hasMore,
-        next_offset: hasMore ? offset + returned : null,
+        // A page that returned nothing (limit 0) offers no next offset: following it would not advance.
+        next_offset: hasMore && returned > 0 ? offset + returned : null,
       },
       snapshot: {
         commit_seq: target.head, compacted_seq: target.head, served_at_seq: target.head,
