@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { AppContext } from '../context.js';
 import type { Env } from '../middleware.js';
 import { ApiError, badRequest } from '../errors.js';
@@ -51,11 +51,16 @@ function stringField(body: Record<string, unknown>, name: string, required: bool
 export function temporalRoutes(app: Hono<Env>, ctx: AppContext) {
   const reader = new TemporalReader(ctx.readDb);
 
-  app.post('/v1/query/state', async (c) => {
+  /** Consistency options from the URL, a JSON body with known fields, and its pin. */
+  const pinnedRequest = async (c: Context<Env>, fields: string[]) => {
     checkConsistency(ctx, new Params(new URL(c.req.url).searchParams, CONSISTENCY));
     const body = await jsonBody(ctx, c.req.raw, c.req.header('content-type'));
-    checkFields(body, ['entity', 'relations', 'as_of_commit_seq', 'as_of_valid_time'], 'body');
-    const { pin, head } = resolvePin(ctx.readDb, body);
+    checkFields(body, fields, 'body');
+    return { body, ...resolvePin(ctx.readDb, body) };
+  };
+
+  app.post('/v1/query/state', async (c) => {
+    const { body, pin, head } = await pinnedRequest(c, ['entity', 'relations', 'as_of_commit_seq', 'as_of_valid_time']);
     const entity = reader.resolve(selector(body.entity, 'entity'), 'entity');
     let relations: string[] | null = null;
     if (body.relations !== undefined && body.relations !== null) {
@@ -68,20 +73,14 @@ export function temporalRoutes(app: Hono<Env>, ctx: AppContext) {
   });
 
   app.post('/v1/query/history', async (c) => {
-    checkConsistency(ctx, new Params(new URL(c.req.url).searchParams, CONSISTENCY));
-    const body = await jsonBody(ctx, c.req.raw, c.req.header('content-type'));
-    checkFields(body, ['source', 'relation', 'as_of_commit_seq', 'as_of_valid_time'], 'body');
-    const { pin, head } = resolvePin(ctx.readDb, body);
+    const { body, pin, head } = await pinnedRequest(c, ['source', 'relation', 'as_of_commit_seq', 'as_of_valid_time']);
     const source = reader.resolve(selector(body.source, 'source'), 'source');
     const relation = stringField(body, 'relation', false);
     return c.json({ source: reader.entityView(source), history: reader.history(source, relation, pin), snapshot: reader.snapshot(head, pin) });
   });
 
   app.post('/v1/query/why', async (c) => {
-    checkConsistency(ctx, new Params(new URL(c.req.url).searchParams, CONSISTENCY));
-    const body = await jsonBody(ctx, c.req.raw, c.req.header('content-type'));
-    checkFields(body, ['source', 'relation', 'target', 'as_of_commit_seq', 'as_of_valid_time'], 'body');
-    const { pin, head } = resolvePin(ctx.readDb, body);
+    const { body, pin, head } = await pinnedRequest(c, ['source', 'relation', 'target', 'as_of_commit_seq', 'as_of_valid_time']);
     const source = reader.resolve(selector(body.source, 'source'), 'source');
     const target = reader.resolve(selector(body.target, 'target'), 'target');
     const relation = stringField(body, 'relation', true)!;
@@ -89,10 +88,7 @@ export function temporalRoutes(app: Hono<Env>, ctx: AppContext) {
   });
 
   app.post('/v1/query/transitions', async (c) => {
-    checkConsistency(ctx, new Params(new URL(c.req.url).searchParams, CONSISTENCY));
-    const body = await jsonBody(ctx, c.req.raw, c.req.header('content-type'));
-    checkFields(body, ['entity', 'relation', 'as_of_commit_seq', 'as_of_valid_time'], 'body');
-    const { pin, head } = resolvePin(ctx.readDb, body);
+    const { body, pin, head } = await pinnedRequest(c, ['entity', 'relation', 'as_of_commit_seq', 'as_of_valid_time']);
     const entity = reader.resolve(selector(body.entity, 'entity'), 'entity');
     const relation = stringField(body, 'relation', true)!;
     const { isState, transitions } = reader.transitions(entity, relation, pin);
