@@ -5,7 +5,13 @@
  * dateTimes), language-tagged text and plain strings. Written as N-Triples, or as triplet
  * NDJSON for the /v1/graph write routes. Same seed and scale, same bytes.
  *
- *   node dist/bench/bsbm/generate.js --products 1000 --out data.nt [--ndjson data.ndjson]
+ *   node dist/bench/bsbm/generate.js --products 1000 --out data.nt [--ndjson data.ndjson] [--part K]
+ *
+ * `--part K` (default 0) generates part K of a series of equal-size datasets whose instances
+ * do not overlap: products, producers, vendors, offers, reviewers and reviews are numbered from
+ * K × their count per part, and their values come from a seed derived from K. The product type
+ * hierarchy and the features are shared by every part (the same triples, so a store that
+ * already holds them dedups them). Part 0 is byte for byte the dataset without the option.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 
@@ -85,10 +91,15 @@ function date(r: () => number, fromYear: number, span: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-/** Emits the whole dataset into a sink, in a fixed order. */
-export function generate(sc: Scale, sink: Sink, seed = 42) {
-  const r = rng(seed);
+/** Emits the whole dataset (or part `part` of a series, see the header) into a sink, in a fixed order. */
+export function generate(sc: Scale, sink: Sink, seed = 42, part = 0) {
+  let r = rng(seed);
   const t = (s: string, p: string, o: string) => sink.triple(s, p, o);
+  // First instance number of each kind in this part (all 0 for part 0).
+  const base = {
+    product: part * sc.products, producer: part * sc.producers, vendor: part * sc.vendors,
+    offer: part * sc.offers, person: part * sc.persons, review: part * sc.reviews,
+  };
   // Product type hierarchy: a tree where type i's parent is (i-1)/4.
   for (let i = 0; i < sc.types; i++) {
     const ty = iri(`${INST}ProductType${i}`);
@@ -101,7 +112,10 @@ export function generate(sc: Scale, sink: Sink, seed = 42) {
     t(f, iri(`${RDF}type`), iri(`${VOC}ProductFeature`));
     t(f, iri(`${RDFS}label`), lit(`feature ${words(r, 2)} ${i}`));
   }
-  for (let i = 0; i < sc.producers; i++) {
+  // Types and features above are shared by every part; the instances below are the part's own.
+  if (part > 0) r = rng(seed + part * 7919);
+  for (let j = 0; j < sc.producers; j++) {
+    const i = base.producer + j;
     const p = iri(`${INST}Producer${i}`);
     t(p, iri(`${RDF}type`), iri(`${VOC}Producer`));
     t(p, iri(`${RDFS}label`), lit(`producer ${words(r, 1)} ${i}`));
@@ -109,11 +123,12 @@ export function generate(sc: Scale, sink: Sink, seed = 42) {
     t(p, iri(`${FOAF}homepage`), iri(`http://www.producer${i}.example.com/`));
     sink.props('Producer', `Producer${i}`, { country: COUNTRIES[i % COUNTRIES.length]! });
   }
-  for (let i = 0; i < sc.products; i++) {
+  for (let j = 0; j < sc.products; j++) {
+    const i = base.product + j;
     const name = `Product${i}`;
     const p = iri(`${INST}${name}`);
     const type = Math.floor(r() * sc.types);
-    const producer = Math.floor(r() * sc.producers);
+    const producer = base.producer + Math.floor(r() * sc.producers);
     t(p, iri(`${RDF}type`), iri(`${VOC}Product`));
     // Like BSBM, a product is an instance of its type and of every ancestor type.
     for (let ty = type; ; ty = Math.floor((ty - 1) / 4)) {
@@ -140,16 +155,18 @@ export function generate(sc: Scale, sink: Sink, seed = 42) {
     t(p, iri(`${DC}date`), typed(date(r, 2000, 8), 'date'));
     sink.props('Product', name, { label, numeric1: n1, numeric2: n2 });
   }
-  for (let i = 0; i < sc.vendors; i++) {
+  for (let j = 0; j < sc.vendors; j++) {
+    const i = base.vendor + j;
     const v = iri(`${INST}Vendor${i}`);
     t(v, iri(`${RDF}type`), iri(`${VOC}Vendor`));
     t(v, iri(`${RDFS}label`), lit(`vendor ${words(r, 1)} ${i}`));
     t(v, iri(`${VOC}country`), iri(`http://downlode.org/rdf/iso-3166/countries#${COUNTRIES[(i * 3) % COUNTRIES.length]}`));
   }
-  for (let i = 0; i < sc.offers; i++) {
+  for (let j = 0; j < sc.offers; j++) {
+    const i = base.offer + j;
     const o = iri(`${INST}Offer${i}`);
-    const product = Math.floor(r() * sc.products);
-    const vendor = Math.floor(r() * sc.vendors);
+    const product = base.product + Math.floor(r() * sc.products);
+    const vendor = base.vendor + Math.floor(r() * sc.vendors);
     t(o, iri(`${RDF}type`), iri(`${VOC}Offer`));
     t(o, iri(`${VOC}product`), iri(`${INST}Product${product}`));
     t(o, iri(`${VOC}vendor`), iri(`${INST}Vendor${vendor}`));
@@ -162,16 +179,18 @@ export function generate(sc: Scale, sink: Sink, seed = 42) {
     sink.edge('Offer', `Offer${i}`, 'vendor', 'Vendor', `Vendor${vendor}`);
     sink.props('Offer', `Offer${i}`, { price: Number(price) });
   }
-  for (let i = 0; i < sc.persons; i++) {
+  for (let j = 0; j < sc.persons; j++) {
+    const i = base.person + j;
     const p = iri(`${INST}Reviewer${i}`);
     t(p, iri(`${RDF}type`), iri(`${FOAF}Person`));
     t(p, iri(`${FOAF}name`), lit(`reviewer ${words(r, 1)} ${i}`));
     t(p, iri(`${VOC}country`), iri(`http://downlode.org/rdf/iso-3166/countries#${COUNTRIES[i % COUNTRIES.length]}`));
   }
-  for (let i = 0; i < sc.reviews; i++) {
+  for (let j = 0; j < sc.reviews; j++) {
+    const i = base.review + j;
     const rv = iri(`${INST}Review${i}`);
-    const product = Math.floor(r() * sc.products);
-    const reviewer = Math.floor(r() * sc.persons);
+    const product = base.product + Math.floor(r() * sc.products);
+    const reviewer = base.person + Math.floor(r() * sc.persons);
     const l = LANGS[Math.floor(r() * LANGS.length)]!;
     t(rv, iri(`${RDF}type`), iri(`${REV}Review`));
     t(rv, iri(`${VOC}reviewFor`), iri(`${INST}Product${product}`));
@@ -209,7 +228,7 @@ class BufferedWriter {
   }
 }
 
-export async function writeDataset(products: number, ntPath: string | null, ndjsonPath: string | null, seed = 42) {
+export async function writeDataset(products: number, ntPath: string | null, ndjsonPath: string | null, seed = 42, part = 0) {
   const nt = new BufferedWriter(ntPath ? createWriteStream(ntPath) : null);
   const nd = new BufferedWriter(ndjsonPath ? createWriteStream(ndjsonPath) : null);
   let triples = 0;
@@ -227,7 +246,7 @@ export async function writeDataset(products: number, ntPath: string | null, ndjs
       records++;
       nd.write(JSON.stringify({ type, name, properties }) + '\n');
     },
-  }, seed);
+  }, seed, part);
   await Promise.all([nt.end(), nd.end()]);
   return { triples, records };
 }
@@ -243,6 +262,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     return i >= 0 ? process.argv[i + 1] ?? null : null;
   };
   const products = arg('products') ? Number(arg('products')) : productsForTriples(Number(arg('triples') ?? 100_000));
-  const out = await writeDataset(products, arg('out'), arg('ndjson'));
-  console.log(JSON.stringify({ products, ...out }));
+  const part = Number(arg('part') ?? 0);
+  if (!Number.isInteger(part) || part < 0) throw new Error('--part must be a non-negative integer');
+  const out = await writeDataset(products, arg('out'), arg('ndjson'), 42, part);
+  console.log(JSON.stringify({ products, part, ...out }));
 }

@@ -15,12 +15,14 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export function startBenchServer(dataDir: string, args: string[] = [], token = 'bench-token'): Promise<BenchServer> {
+/** `onSpawn` gets the process at once (to read its log lines, or to kill it if it never gets ready). */
+export function startBenchServer(dataDir: string, args: string[] = [], token = 'bench-token', onSpawn?: (proc: ChildProcess) => void): Promise<BenchServer> {
   const startedAt = performance.now();
   const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...args], {
     env: { ...process.env, STACKD_TOKEN: token },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  onSpawn?.(proc);
   return new Promise((resolve, reject) => {
     let port = 0;
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
