@@ -1,4 +1,4 @@
-import { serve, type ServerType } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/config.js';
@@ -9,12 +9,12 @@ import { HeadPool } from './store/head-pool.js';
 import { PinnedStores } from './store/pinned-stores.js';
 import { TokenVerifier, createStoredToken, readTokenFile, storedTokenCount } from './auth/tokens.js';
 import { loadBuildInfo } from './util/build-info.js';
-import { createApp } from './http/app.js';
 import { cleanSpool } from './jobs/upload.js';
 import { readPidFile, removePidFile, writePidFile } from './util/pid-file.js';
 import type { AppContext } from './http/context.js';
 
-export class StartupError extends Error {}
+import { StartupError } from './util/startup-error.js';
+export { StartupError };
 
 /** A connection with no traffic either way for this long is closed. */
 const IDLE_SOCKET_MS = 300_000;
@@ -87,6 +87,11 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
     queryTimeoutMs: config.queryTimeoutMs,
     log: (msg, extra) => log.info(extra ?? {}, msg),
   });
+  // Replicas start loading now, while this thread imports the HTTP layer (a restart's
+  // first query waits for both, so they overlap instead of adding up).
+  const headsBuilt = heads.start();
+  headsBuilt.catch(() => undefined); // awaited below, after listening
+  const [{ serve }, { createApp }] = await Promise.all([import('@hono/node-server'), import('./http/app.js')]);
   const ctx: AppContext = {
     config, readDb, heads, writer, tokens, build: loadBuildInfo(), log, pinned,
     isReady: () => ready,
@@ -107,7 +112,7 @@ export async function startServer(config: Config, opts: { log?: Logger; announce
   const url = `http://${host}:${port}`;
   log.info({ url, port, data_dir: config.dataDir, graph: config.graph, branch: config.branch }, 'listening');
 
-  await heads.start();
+  await headsBuilt;
   // Everything durable at start is what the replicas loaded: that is the published state.
   servedAtSeq = heads.headSeq;
   ready = true;

@@ -1,10 +1,10 @@
 import { Command, Option } from 'commander';
 import { loadConfig, ConfigError, type Config } from '../config/config.js';
-import { startServer, StartupError } from '../server.js';
 import { openDb } from '../store/db.js';
 import { createStoredToken } from '../auth/tokens.js';
 import { loadBuildInfo } from '../util/build-info.js';
-import { runImport, ImportError, type FileKind } from './import.js';
+import type { FileKind } from './import.js';
+import { StartupError } from '../util/startup-error.js';
 
 /**
  * serve's flags: one per config key, named after it (data_dir → --data-dir), each
@@ -80,6 +80,8 @@ serveCommand
       fail(e);
     }
     try {
+      // Imported here so `serve` starts its workers before the HTTP layer loads (see server.ts).
+      const { startServer } = await import('../server.js');
       const server = await startServer(config);
       let stopping = false;
       const stop = async (signal: string) => {
@@ -138,6 +140,7 @@ program
   .option('--graph-uri <iri>', 'named graph for N-Triples / Turtle input')
   .option('--base-iri <iri>', 'base IRI for relative IRIs in Turtle / TriG')
   .action(async (files: string[], opts: Record<string, unknown>) => {
+    const { runImport, ImportError } = await import('./import.js');
     try {
       const config = configFrom({ config: opts.config, dataDir: opts.dataDir });
       const url = (opts.url as string | undefined) ?? null;

@@ -1,6 +1,7 @@
 import type { AppContext } from './context.js';
 import { ApiError, badRequest } from './errors.js';
 import { resolvePin } from '../query/pin.js';
+import { headSeqOf } from '../store/db.js';
 import type { Pin } from '../query/temporal.js';
 import type { QueryInput } from '../store/head-pool.js';
 import type { QueryReply } from '../store/head-protocol.js';
@@ -17,7 +18,7 @@ export const READ_PARAMS = ['as_of_commit_seq', 'as_of_valid_time', 'entailment'
 
 /** Current durable head: the latest commit_seq. */
 export function headSeq(ctx: AppContext): number {
-  return (ctx.readDb.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM commits').get() as { seq: number }).seq;
+  return headSeqOf(ctx.readDb);
 }
 
 function oneInt(p: URLSearchParams, name: string): number | null {

@@ -1,13 +1,11 @@
-import type { DB } from '../store/db.js';
+import { headSeqOf, type DB } from '../store/db.js';
 import { ApiError, badRequest } from '../http/errors.js';
 import type { Pin } from './temporal.js';
 import { realCalendarDate } from '../http/params.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-export function headSeqOf(db: DB): number {
-  return (db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM commits').get() as { seq: number }).seq;
-}
+export { headSeqOf };
 
 function instant(v: unknown, param: string): string {
   if (typeof v !== 'string' || !RFC3339.test(v) || Number.isNaN(Date.parse(v)) || !realCalendarDate(v)) {

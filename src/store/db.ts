@@ -207,3 +207,19 @@ function migrate(db: DB) {
     })();
   }
 }
+
+const statements = new WeakMap<DB, Map<string, Database.Statement>>();
+
+/** A prepared statement reused per connection: preparing costs more than running a point read. */
+export function cachedStatement(db: DB, sql: string): Database.Statement {
+  let byText = statements.get(db);
+  if (!byText) statements.set(db, (byText = new Map()));
+  let st = byText.get(sql);
+  if (!st) byText.set(sql, (st = db.prepare(sql)));
+  return st;
+}
+
+/** The latest commit_seq (0 before the first commit). */
+export function headSeqOf(db: DB): number {
+  return (cachedStatement(db, 'SELECT COALESCE(MAX(seq), 0) AS seq FROM commits').get() as { seq: number }).seq;
+}

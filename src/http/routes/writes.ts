@@ -7,6 +7,7 @@ import { Params, parseRfc3339 } from '../params.js';
 import { requireJson } from './query.js';
 import { checkFields, parseCommitFile, parseEntity } from '../../model/triplets.js';
 import type { RetractIn } from '../../store/triplet-writes.js';
+import { headSeqOf } from '../../store/db.js';
 
 const JSON_LIMIT = 16 * 1024 * 1024;
 
@@ -106,7 +107,7 @@ export function writeRoutes(app: Hono<Env>, ctx: AppContext) {
 
   app.post('/v1/graph/create', (c) => {
     new Params(new URL(c.req.url).searchParams, []);
-    const head = (ctx.readDb.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM commits').get() as { seq: number }).seq;
+    const head = headSeqOf(ctx.readDb);
     // The fixed graph always exists; creating it again is a no-op.
     return c.json({ graph: { tenant_id: 'local', graph_id: config.graph, branch_id: config.branch }, commit_seq: head, ontology_version: 0 });
   });
