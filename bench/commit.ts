@@ -19,7 +19,7 @@ const arg = (name: string, dflt: number) => {
 const COMMITS = arg('commits', 2000);
 const READS = arg('reads', 200);
 
-function rawSqlite(n: number) {
+export function rawSqlite(n: number) {
   const dir = mkdtempSync(join(tmpdir(), 'stackd-bench-raw-'));
   const db = new Database(join(dir, 'raw.sqlite'));
   db.pragma('journal_mode = WAL');
@@ -58,7 +58,7 @@ async function commitOne(s: BenchServer): Promise<number> {
   return performance.now() - a;
 }
 
-async function commitsAt(s: BenchServer, concurrency: number, n: number) {
+export async function commitsAt(s: BenchServer, concurrency: number, n: number) {
   const lat: number[] = [];
   let next = 0;
   const t0 = performance.now();
@@ -128,7 +128,9 @@ async function main() {
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

@@ -100,7 +100,7 @@ interface Answer {
   error?: string;
 }
 
-function request(s: BenchServer, method: string, path: string, body?: Buffer, headers: Record<string, string | number> = {}, timeoutMs = 30 * 60_000): Promise<Answer> {
+function request(s: BenchServer, method: string, path: string, body?: Buffer, headers: Record<string, string | number> = {}, timeoutMs = 10 * 60_000): Promise<Answer> {
   return new Promise((resolve) => {
     const req = http.request(
       { host: '127.0.0.1', port: s.port, method, path, agent, headers: { authorization: `Bearer ${s.token}`, ...headers } },
