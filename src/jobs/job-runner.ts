@@ -198,9 +198,12 @@ export class JobRunner {
       const attempts = job.attempts + 1;
       const first = job.lines_read + 1;
       const message = `the group of lines ${first}-${first + batch.lines.length - 1} could not be committed: ${(e as Error).message}`;
-      if (attempts >= MAX_ATTEMPTS) {
+      // A group that does not fit in the head store will not fit on a retry either.
+      const full = e instanceof WriteFailure && e.code === 'store_capacity_exceeded';
+      if (attempts >= MAX_ATTEMPTS || full) {
         const retryable = (e as { code?: string }).code === 'SQLITE_FULL';
-        this.finish(job, 'failed', { attempts, failure: JSON.stringify(this.failure(job, 'group_failed', message, retryable)) });
+        const code = full ? 'store_capacity_exceeded' : 'group_failed';
+        this.finish(job, 'failed', { attempts, failure: JSON.stringify(this.failure(job, code, message, retryable)) });
         this.removeSpool(job);
         return true;
       }

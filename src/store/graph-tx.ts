@@ -1,4 +1,4 @@
-import type { DB } from './db.js';
+import { cachedStatement, type DB } from './db.js';
 import type { WriteCoordinator } from './write-tx.js';
 import { quadLine } from '../model/rdf-terms.js';
 import {
@@ -273,15 +273,14 @@ export class GraphTx {
   finish(kind: string, observedAt: string | null, meta: unknown = null): boolean {
     this.flush();
     if (this.added === 0 && this.removed === 0 && !this.hasEvents()) return false;
-    this.db
-      .prepare('INSERT INTO commits (seq, committed_at, observed_at, kind, added, removed, meta) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    cachedStatement(this.db, 'INSERT INTO commits (seq, committed_at, observed_at, kind, added, removed, meta) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(this.seq, new Date().toISOString(), observedAt, kind, this.added, this.removed, meta === null ? null : JSON.stringify(meta));
     return true;
   }
 
   private hasEvents(): boolean {
-    return this.db.prepare('SELECT 1 FROM edge_events WHERE seq = ? LIMIT 1').get(this.seq) !== undefined
-      || this.db.prepare('SELECT 1 FROM entity_props WHERE added_seq = ? OR removed_seq = ? LIMIT 1').get(this.seq, this.seq) !== undefined;
+    return cachedStatement(this.db, 'SELECT 1 FROM edge_events WHERE seq = ? LIMIT 1').get(this.seq) !== undefined
+      || cachedStatement(this.db, 'SELECT 1 FROM entity_props WHERE added_seq = ? OR removed_seq = ? LIMIT 1').get(this.seq, this.seq) !== undefined;
   }
 }
 

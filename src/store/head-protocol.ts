@@ -55,11 +55,14 @@ export type HeadWriteMessage =
   | { op: 'prepare'; seq: number }
   /** SQLite committed: make the write visible. No reply (see head-worker). */
   | { op: 'commit'; seq: number }
-  | { op: 'abort'; seq: number };
+  | { op: 'abort'; seq: number }
+  /** Several of the above, handled in order; at most the last one is answered. */
+  | { op: 'batch'; msgs: HeadWriteMessage[] };
 
 /** Head → writer. */
 export type HeadWriteReply =
   | { op: 'built'; seq: number; size: number; ms: number }
   | { op: 'prepared'; seq: number }
   | { op: 'acked'; seq: number }
-  | { op: 'failed'; message: string };
+  /** `fatal`: the replica's engine broke (out of memory); it exits and is rebuilt from SQLite. */
+  | { op: 'failed'; message: string; fatal?: boolean };

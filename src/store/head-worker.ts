@@ -18,6 +18,25 @@ let store = new Store();
 let seq = 0;
 let openSeq: number | null = null;
 let failure: string | null = null;
+/**
+ * Set when the engine trapped (a WebAssembly RuntimeError: out of its 4 GiB linear memory,
+ * or a panic). Its store can no longer be trusted or even used, so this replica answers the
+ * writer's next request with a fatal failure and exits; the pool rebuilds a fresh one from
+ * SQLite (the write that broke it is rolled back there).
+ */
+let broken: string | null = null;
+const fault = process.env.STACKD_FAULT_HEAD_TRAP_ON; // test seam: trap on a load containing this text
+
+function trapped(e: unknown): boolean {
+  if (!(e instanceof WebAssembly.RuntimeError)) return false;
+  broken ??= `the head store's engine stopped (${e.message}); most likely it is out of memory`;
+  return true;
+}
+
+function exitSoon() {
+  // After the reply above is posted; process.exit in a worker ends only this thread.
+  setImmediate(() => process.exit(1));
+}
 /** Queries waiting their turn: behind the running one, or until an open write ends. */
 const waiting: QueryRequest[] = [];
 let draining = false;
@@ -25,6 +44,7 @@ let draining = false;
 const NQ = 'application/n-quads';
 
 function loadText(text: string, bnText: string) {
+  if (fault && text.includes(fault)) throw new WebAssembly.RuntimeError('unreachable (injected by STACKD_FAULT_HEAD_TRAP_ON)');
   if (text) store.load(text, { format: NQ, no_transaction: true });
   // Store.load renames blank nodes per call; parsed quads keep their labels.
   if (bnText) for (const q of oxParse(bnText, { format: NQ }) as Quad[]) store.add(q);
@@ -79,6 +99,10 @@ function runQuery(req: QueryRequest): QueryReply {
     const body = store.query(req.query, options);
     return { id: req.id, ok: true, body: typeof body === 'string' ? body : String(body), seq };
   } catch (e) {
+    if (trapped(e)) {
+      exitSoon();
+      return { id: req.id, ok: false, kind: 'evaluation', message: `${broken}; the replica is being rebuilt` };
+    }
     const message = (e as Error).message ?? String(e);
     // Oxigraph prefixes parse errors with their position ("error at 1:25: ...").
     const kind = /^error at \d+:\d+/.test(message) ? 'syntax' : /format/i.test(message) ? 'format' : 'evaluation';
@@ -92,11 +116,11 @@ function runQuery(req: QueryRequest): QueryReply {
  * starts: waiting is not running.
  */
 function drain() {
-  if (draining || openSeq !== null || waiting.length === 0) return;
+  if (draining || broken !== null || openSeq !== null || waiting.length === 0) return;
   draining = true;
   setImmediate(() => {
     draining = false;
-    if (openSeq !== null) return;
+    if (openSeq !== null || broken !== null) return;
     const req = waiting.shift();
     if (req) {
       parentPort!.postMessage({ id: req.id, progress: 'started' } satisfies QueryProgress);
@@ -114,8 +138,14 @@ if (pin) {
   );
 }
 
-writePort?.on('message', (msg: HeadWriteMessage) => {
-  let reply: HeadWriteReply | null = null;
+/** Applies one write message; returns its reply, if it has one. */
+function applyWrite(msg: HeadWriteMessage): HeadWriteReply | null {
+  if (broken !== null && msg.op !== 'batch') {
+    // Nothing more is applied; the next request learns why, and this thread ends.
+    if (msg.op !== 'prepare' && msg.op !== 'abort' && msg.op !== 'build') return null;
+    exitSoon();
+    return { op: 'failed', message: broken, fatal: true };
+  }
   try {
     switch (msg.op) {
       case 'build':
@@ -124,40 +154,48 @@ writePort?.on('message', (msg: HeadWriteMessage) => {
           (built) => writePort!.postMessage(built),
           (e) => writePort!.postMessage({ op: 'failed', message: (e as Error).message } satisfies HeadWriteReply),
         );
-        break;
+        return null;
+      case 'batch': {
+        let reply: HeadWriteReply | null = null;
+        for (const m of msg.msgs) reply = applyWrite(m) ?? reply;
+        return reply;
+      }
       case 'begin':
         openSeq = msg.seq;
         failure = null;
-        break;
+        return null;
       case 'load':
         if (failure === null) loadText(msg.text, msg.bnText);
-        break;
+        return null;
       case 'unload':
         unloadText(msg.text, msg.bnText);
-        break;
+        return null;
       case 'clear':
         store = new Store();
-        break;
+        return null;
       case 'prepare':
-        reply = failure !== null ? { op: 'failed', message: failure } : { op: 'prepared', seq: msg.seq };
-        break;
+        return failure !== null ? { op: 'failed', message: failure } : { op: 'prepared', seq: msg.seq };
       case 'commit':
         // No reply: queries that arrive after the writer's ack are held until this message
         // (the write is open until then), so the writer need not wait for it.
         seq = msg.seq;
         openSeq = null;
-        break;
+        return null;
       case 'abort':
         openSeq = null;
         failure = null;
-        reply = { op: 'acked', seq }; // no store.size here: it scans the whole store
-        break;
+        return { op: 'acked', seq }; // no store.size here: it scans the whole store
     }
   } catch (e) {
+    if (trapped(e)) return applyWrite(msg); // answered as broken
     // A statement the engine refuses: remember it and fail the commit; the writer unloads.
     failure = (e as Error).message ?? String(e);
-    if (msg.op !== 'load') reply = { op: 'failed', message: failure };
+    return msg.op === 'load' ? null : { op: 'failed', message: failure };
   }
+}
+
+writePort?.on('message', (msg: HeadWriteMessage) => {
+  const reply = applyWrite(msg);
   if (reply) writePort!.postMessage(reply);
   if (openSeq === null) drain();
 });

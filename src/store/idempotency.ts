@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DB } from './db.js';
+import { cachedStatement, type DB } from './db.js';
 
 export interface IdempotencyRecord {
   key: string;
@@ -35,13 +35,14 @@ export function requestHash(route: string, params: unknown, body?: Uint8Array): 
 }
 
 export function findIdempotency(db: DB, key: string): IdempotencyRecord | undefined {
-  return db.prepare('SELECT key, route, request_hash, status, response, commit_seq FROM idempotency WHERE key = ?').get(key) as
+  return cachedStatement(db, 'SELECT key, route, request_hash, status, response, commit_seq FROM idempotency WHERE key = ?').get(key) as
     | IdempotencyRecord
     | undefined;
 }
 
 export function saveIdempotency(db: DB, rec: IdempotencyRecord): void {
-  db.prepare(
+  cachedStatement(
+    db,
     'INSERT INTO idempotency (key, route, request_hash, status, response, commit_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   ).run(rec.key, rec.route, rec.request_hash, rec.status, rec.response, rec.commit_seq, new Date().toISOString());
 }

@@ -9,6 +9,7 @@ import {
   type CommitFileIn, type EntityPropsIn, type EntityRef, type TripletIn,
 } from '../model/triplets.js';
 import { ApiError } from '../http/errors.js';
+import { cachedStatement } from './db.js';
 
 export const visibilityToken = (seq: number) => `vt_${seq}`;
 export const snapshotToken = (seq: number) => `st_${seq}`;
@@ -45,7 +46,7 @@ function mintKey(key: string | null): string {
 }
 
 function graphIsNew(w: WriteCoordinator): boolean {
-  return w.db.prepare("SELECT 1 FROM meta WHERE key = 'graph_created_at'").get() === undefined;
+  return cachedStatement(w.db, "SELECT 1 FROM meta WHERE key = 'graph_created_at'").get() === undefined;
 }
 
 /** Ends a write: dry runs roll back; real ones commit (or roll back when nothing changed). */
@@ -99,10 +100,10 @@ export async function commitGroup(
       continue;
     }
     const seq = w.headSeq() + 1;
-    w.db.exec('SAVEPOINT one_commit');
+    cachedStatement(w.db, 'SAVEPOINT one_commit').run();
     try {
       const out = applyCommit(w, iris, r.file, r.key, hash, seq, false);
-      w.db.exec('RELEASE one_commit');
+      cachedStatement(w.db, 'RELEASE one_commit').run();
       changedAny ||= out.changed;
       results.push(out.outcome);
     } catch (e) {

@@ -1,5 +1,9 @@
 import type { DB } from './db.js';
-import { ReplicaLink } from './replica-link.js';
+import { ReplicaLink, type LinkReply } from './replica-link.js';
+import type { HeadWriteMessage } from './head-protocol.js';
+
+/** Queued delta text past which the outbox is posted without waiting for the write to end. */
+const OUTBOX_FLUSH_CHARS = 256 * 1024;
 import { quadLine } from '../model/rdf-terms.js';
 
 export class WriteFailure extends Error {
@@ -8,6 +12,8 @@ export class WriteFailure extends Error {
     readonly code: string,
     message: string,
     readonly param: string | null = null,
+    /** Whether the same request can succeed later; by default server-side (5xx) failures can. */
+    readonly retryable: boolean = status >= 500,
   ) {
     super(message);
   }
@@ -33,6 +39,13 @@ export class WriteCoordinator {
   /** A dry run writes inside the SQLite transaction, tells no replica, and always rolls back. */
   private dry = false;
   private readonly lastSeqStmt;
+  /**
+   * Messages for the replicas not yet posted. Small writes post one message per replica
+   * (begin, loads and prepare together) instead of one per step: postMessage and its
+   * structured clone cost more than applying a one-triple delta.
+   */
+  private outbox: HeadWriteMessage[] = [];
+  private outboxChars = 0;
 
   constructor(
     readonly db: DB,
@@ -63,7 +76,7 @@ export class WriteCoordinator {
     const seq = this.headSeq() + 1;
     this.openSeq = seq;
     this.dry = !!opts.dryRun;
-    if (!this.dry) for (const r of this.replicas.values()) r.send({ op: 'begin', seq });
+    if (!this.dry) this.post({ op: 'begin', seq });
     return seq;
   }
 
@@ -74,19 +87,19 @@ export class WriteCoordinator {
   /** Streams statements already inserted in SQLite to the replicas. */
   load(text: string, bnText: string) {
     if (this.dry || (!text && !bnText)) return;
-    for (const r of this.replicas.values()) r.send({ op: 'load', text, bnText });
+    this.post({ op: 'load', text, bnText });
   }
 
   /** Streams statements already marked removed in SQLite to the replicas. */
   unload(text: string, bnText: string) {
     if (this.dry || (!text && !bnText)) return;
-    for (const r of this.replicas.values()) r.send({ op: 'unload', text, bnText });
+    this.post({ op: 'unload', text, bnText });
   }
 
   /** Empties the replicas' stores within the open write (graph delete). */
   clear() {
     if (this.dry) return;
-    for (const r of this.replicas.values()) r.send({ op: 'clear' });
+    this.post({ op: 'clear' });
   }
 
   /** Sends the rows a statement selects to the replicas, as loads or unloads, in chunks. */
@@ -94,9 +107,7 @@ export class WriteCoordinator {
     let text: string[] = [];
     let bnText: string[] = [];
     const flush = () => {
-      if (text.length || bnText.length) {
-        for (const r of this.replicas.values()) r.send({ op, text: text.join('\n'), bnText: bnText.join('\n') });
-      }
+      if (text.length || bnText.length) this.post({ op, text: text.join('\n'), bnText: bnText.join('\n') });
       text = [];
       bnText = [];
     };
@@ -133,7 +144,7 @@ export class WriteCoordinator {
       this.openSeq = null;
       this.dry = false;
     }
-    if (!dry) await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
+    if (!dry) await this.requestAll({ op: 'abort', seq });
   }
 
   /**
@@ -144,7 +155,16 @@ export class WriteCoordinator {
     const seq = this.openSeq;
     if (seq === null) throw new Error('no open write');
     if (this.dry) throw new Error('a dry run cannot commit');
-    const prepared = await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'prepare', seq })));
+    const prepared = await this.requestAll({ op: 'prepare', seq });
+    const broke = prepared.find((p) => p.op === 'failed' && p.fatal);
+    if (broke && broke.op === 'failed') {
+      // The delta did not fit in a replica (its engine ran out of memory): the write must not
+      // become durable, or every rebuild from SQLite would fail the same way.
+      await this.abort();
+      throw new WriteFailure(507, 'store_capacity_exceeded',
+        `this write does not fit in the head store (${broke.message}); nothing was written. ` +
+        'The store keeps the current state in memory, up to about 4 GiB per replica: delete data or split the dataset across servers', null, false);
+    }
     const refused = prepared.find((p) => p.op === 'failed');
     if (refused && refused.op === 'failed') {
       await this.abort();
@@ -165,7 +185,8 @@ export class WriteCoordinator {
     this.openSeq = null;
     // A group of commits ends at the last one written.
     const last = Math.max(seq, this.headSeq());
-    for (const r of this.replicas.values()) r.send({ op: 'commit', seq: last });
+    this.post({ op: 'commit', seq: last });
+    this.flushOutbox(); // now: queries wait for this message
     return last;
   }
 
@@ -176,7 +197,31 @@ export class WriteCoordinator {
     if (this.dry) throw new Error('a dry run cannot commit');
     this.db.exec('COMMIT');
     this.openSeq = null;
-    await Promise.all([...this.replicas.values()].map((r) => r.request({ op: 'abort', seq })));
+    await this.requestAll({ op: 'abort', seq });
+  }
+
+  /** Queues a message for every replica; large deltas go out at once so replicas load while SQLite writes. */
+  private post(msg: HeadWriteMessage) {
+    this.outbox.push(msg);
+    if ('text' in msg) this.outboxChars += msg.text.length + msg.bnText.length;
+    if (this.outboxChars >= OUTBOX_FLUSH_CHARS) this.flushOutbox();
+  }
+
+  private flushOutbox() {
+    if (this.outbox.length === 0) return;
+    const msg: HeadWriteMessage = this.outbox.length === 1 ? this.outbox[0]! : { op: 'batch', msgs: this.outbox };
+    this.outbox = [];
+    this.outboxChars = 0;
+    for (const r of this.replicas.values()) r.send(msg);
+  }
+
+  /** Sends the queued messages and `msg` (which gets one reply) to every replica, and waits. */
+  private requestAll(msg: HeadWriteMessage): Promise<LinkReply[]> {
+    const queued = this.outbox;
+    this.outbox = [];
+    this.outboxChars = 0;
+    const out: HeadWriteMessage = queued.length === 0 ? msg : { op: 'batch', msgs: [...queued, msg] };
+    return Promise.all([...this.replicas.values()].map((r) => r.request(out)));
   }
 
   get isOpen(): boolean {

@@ -1,6 +1,6 @@
 import { Worker, type MessagePort } from 'node:worker_threads';
 import { ApiError } from '../http/errors.js';
-import type { RdfImportParams, WriterEvent, WriterReply } from './writer-protocol.js';
+import type { RdfImportParams, WriterEvent, WriterReplies, WriterReply } from './writer-protocol.js';
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
@@ -22,16 +22,10 @@ export class WriterClient {
     onDeath: (e: Error) => void = () => undefined,
   ) {
     this.worker = new Worker(new URL('./writer-worker.js', import.meta.url), { workerData: { dataDir, iriBase, jobRetentionMs } });
-    this.worker.on('message', (m: WriterReply | WriterEvent) => {
+    this.worker.on('message', (m: WriterReply | WriterReplies | WriterEvent) => {
       if ('event' in m) return onEvent(m);
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.ok) p.resolve(m.result);
-      else {
-        const f = m.error;
-        p.reject(new ApiError(f.status, f.type, f.code, f.message, { param: f.param ?? null, retryable: f.retryable ?? f.status >= 500 }));
-      }
+      if ('replies' in m) for (const r of m.replies) this.settle(r);
+      else this.settle(m);
     });
     const fail = (e: Error) => {
       this.dead = e;
@@ -44,6 +38,17 @@ export class WriterClient {
       fail(e);
       if (!this.closing) onDeath(e);
     });
+  }
+
+  private settle(m: WriterReply) {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.ok) p.resolve(m.result);
+    else {
+      const f = m.error;
+      p.reject(new ApiError(f.status, f.type, f.code, f.message, { param: f.param ?? null, retryable: f.retryable ?? f.status >= 500 }));
+    }
   }
 
   private call<T>(msg: Record<string, unknown>, transfer: (ArrayBuffer | MessagePort)[] = []): Promise<T> {

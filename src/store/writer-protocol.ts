@@ -43,6 +43,11 @@ export type WriterReply =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: WriterFailure };
 
+/** Several replies in one message (a commit group). */
+export interface WriterReplies {
+  replies: WriterReply[];
+}
+
 /** Unsolicited events from the writer. */
 export type WriterEvent =
   | { event: 'published'; seq: number }

@@ -11,7 +11,7 @@ import { commitGroup, commitTriplets, deleteGraph, importNdjson, reload, retract
 import { Iris } from '../model/triplets.js';
 import { JobRunner } from '../jobs/job-runner.js';
 import { ApiError } from '../http/errors.js';
-import type { WriterEvent, WriterFailure, WriterReply, WriterRequest } from './writer-protocol.js';
+import type { WriterEvent, WriterFailure, WriterReplies, WriterReply, WriterRequest } from './writer-protocol.js';
 
 const { dataDir, iriBase, jobRetentionMs } = workerData as { dataDir: string; iriBase: string; jobRetentionMs: number };
 const db = openDb(dataDir);
@@ -59,7 +59,7 @@ async function handle(req: WriterRequest): Promise<unknown> {
 
 function toFailure(e: unknown): WriterFailure {
   if (e instanceof WriteFailure) {
-    return { status: e.status, type: e.status >= 500 ? 'api_error' : 'invalid_request_error', code: e.code, message: e.message, param: e.param };
+    return { status: e.status, type: e.status >= 500 ? 'api_error' : 'invalid_request_error', code: e.code, message: e.message, param: e.param, retryable: e.retryable };
   }
   if (e instanceof ApiError) {
     return { status: e.status, type: e.type === 'api_error' ? 'api_error' : 'invalid_request_error', code: e.code, message: e.message, param: e.param };
@@ -133,15 +133,15 @@ async function runGroup(reqs: Extract<WriterRequest, { op: 'commit' }>[]) {
   } catch (e) {
     if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
     const failure = toFailure(e);
-    for (const r of reqs) port.postMessage({ id: r.id, ok: false, error: failure } satisfies WriterReply);
+    port.postMessage({ replies: reqs.map((r): WriterReply => ({ id: r.id, ok: false, error: failure })) } satisfies WriterReplies);
     return;
   }
-  reqs.forEach((r, i) => {
+  // One message for the group: each postMessage costs more than a small commit's reply.
+  const replies = reqs.map((r, i): WriterReply => {
     const out = results[i];
-    port.postMessage(
-      (out instanceof WriteFailure ? { id: r.id, ok: false, error: toFailure(out) } : { id: r.id, ok: true, result: out }) satisfies WriterReply,
-    );
+    return out instanceof WriteFailure ? { id: r.id, ok: false, error: toFailure(out) } : { id: r.id, ok: true, result: out };
   });
+  port.postMessage({ replies } satisfies WriterReplies);
   schedulePublication();
 }
 

@@ -30,7 +30,7 @@ export function queryRoutes(app: Hono<Env>, ctx: AppContext) {
     const search = new URL(c.req.url).searchParams;
     new Params(search, READ_PARAMS);
     requireJson(c.req.header('content-type'));
-    const body = parseJsonObject(await readBodyLimited(c.req.raw, ctx.config.maxQueryBytes));
+    const body = parseJsonObject(await readBodyLimited(c, ctx.config.maxQueryBytes));
     for (const k of Object.keys(body)) {
       if (!FIELDS.includes(k)) throw badRequest('unknown_field', `unknown field "${k}" (accepted: ${FIELDS.join(', ')})`, k);
     }

@@ -79,7 +79,7 @@ export function rdfImportRoutes(app: Hono<Env>, ctx: AppContext) {
     if (key !== null && (key.length === 0 || key.length > 255)) {
       throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 characters', 'Idempotency-Key');
     }
-    const body = await readBodyLimited(c.req.raw, ctx.config.maxImportBytes);
+    const body = await readBodyLimited(c, ctx.config.maxImportBytes);
     const out = await ctx.writer.importRdf(body, params, key);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (out.replayed) headers['idempotent-replayed'] = 'true';

@@ -33,7 +33,7 @@ export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
       const { type, charset } = mediaType(c.req.header('content-type'));
       if (type === 'application/x-www-form-urlencoded') {
         checkCharset(charset);
-        const body = decodeUtf8(await readBodyLimited(c.req.raw, ctx.config.maxQueryBytes));
+        const body = decodeUtf8(await readBodyLimited(c, ctx.config.maxQueryBytes));
         const form = parseForm(body, 'form body');
         checkScope(ctx, form);
         if (inUrl.has('query')) throw badRequest('multiple_queries', 'give the query once: in the form body, not also in the URL', 'query');
@@ -45,7 +45,7 @@ export function sparqlRoutes(app: Hono<Env>, ctx: AppContext) {
       } else if (type === 'application/sparql-query') {
         checkCharset(charset);
         if (inUrl.has('query')) throw badRequest('multiple_queries', 'a direct POST carries the query in the body; do not also send "query" in the URL', 'query');
-        query = [decodeUtf8(await readBodyLimited(c.req.raw, ctx.config.maxQueryBytes), 'query')];
+        query = [decodeUtf8(await readBodyLimited(c, ctx.config.maxQueryBytes), 'query')];
       } else if (type === 'application/sparql-update') {
         throw unsupportedType(type);
       } else {

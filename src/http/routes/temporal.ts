@@ -26,9 +26,9 @@ export function checkConsistency(ctx: AppContext, p: Params) {
   }
 }
 
-async function jsonBody(ctx: AppContext, req: Request, header: string | undefined) {
-  requireJson(header);
-  return parseJsonObject(await readBodyLimited(req, ctx.config.maxQueryBytes));
+async function jsonBody(ctx: AppContext, c: Context<Env>) {
+  requireJson(c.req.header('content-type'));
+  return parseJsonObject(await readBodyLimited(c, ctx.config.maxQueryBytes));
 }
 
 function selector(v: unknown, param: string): EntitySelector {
@@ -54,7 +54,7 @@ export function temporalRoutes(app: Hono<Env>, ctx: AppContext) {
   /** Consistency options from the URL, a JSON body with known fields, and its pin. */
   const pinnedRequest = async (c: Context<Env>, fields: string[]) => {
     checkConsistency(ctx, new Params(new URL(c.req.url).searchParams, CONSISTENCY));
-    const body = await jsonBody(ctx, c.req.raw, c.req.header('content-type'));
+    const body = await jsonBody(ctx, c);
     checkFields(body, fields, 'body');
     return { body, ...resolvePin(ctx.readDb, body) };
   };

@@ -44,7 +44,7 @@ export function writeRoutes(app: Hono<Env>, ctx: AppContext) {
     const dryRun = p.bool('dry_run', false);
     const key = idempotencyKey(c);
     requireJson(c.req.header('content-type'));
-    const file = parseCommitFile(parseJsonObject(await readBodyLimited(c.req.raw, JSON_LIMIT)));
+    const file = parseCommitFile(parseJsonObject(await readBodyLimited(c, JSON_LIMIT)));
     const out = await writer.write({ op: 'commit', file, key, dryRun });
     return c.json(out.body, out.status as 200);
   });
@@ -53,7 +53,7 @@ export function writeRoutes(app: Hono<Env>, ctx: AppContext) {
     new Params(new URL(c.req.url).searchParams, []);
     const key = idempotencyKey(c);
     requireJson(c.req.header('content-type'));
-    const body = parseJsonObject(await readBodyLimited(c.req.raw, JSON_LIMIT));
+    const body = parseJsonObject(await readBodyLimited(c, JSON_LIMIT));
     checkFields(body, ['edges', 'entities', 'purge_entity_properties'], 'body');
     const edges = body.edges ?? [];
     const entities = body.entities ?? [];
@@ -85,7 +85,7 @@ export function writeRoutes(app: Hono<Env>, ctx: AppContext) {
     const observed = p.string('observed_at');
     const key = idempotencyKey(c);
     requireNdjson(c.req.header('content-type'));
-    const body = await readBodyLimited(c.req.raw, config.maxImportBytes);
+    const body = await readBodyLimited(c, config.maxImportBytes);
     const opts = { batch, strict, observedAt: observed ? parseRfc3339(observed, 'observed_at') : null };
     const out = await writer.write({ op: 'importNdjson', opts, key }, body);
     return c.json(out.body, out.status as 200);
@@ -99,7 +99,7 @@ export function writeRoutes(app: Hono<Env>, ctx: AppContext) {
     const observed = p.string('observed_at');
     const key = idempotencyKey(c);
     requireNdjson(c.req.header('content-type'));
-    const body = await readBodyLimited(c.req.raw, config.maxImportBytes);
+    const body = await readBodyLimited(c, config.maxImportBytes);
     const opts = { strict, dryRun, observedAt: observed ? parseRfc3339(observed, 'observed_at') : null };
     const out = await writer.write({ op: 'reload', opts, key }, body);
     return c.json(out.body, out.status as 200);
