@@ -1,7 +1,8 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ApiError } from '../http/errors.js';
-import { queryTimeoutError, type QueryCancel, type QueryProgress, type QueryReply, type QueryRequest } from './head-protocol.js';
+import { type QueryCancel, type QueryProgress, type QueryReply, type QueryRequest } from './head-protocol.js';
 import type { WriterClient } from './writer-client.js';
+import { QueryClock, timeoutCheck } from './query-clock.js';
 
 export type QueryInput = Omit<QueryRequest, 'op' | 'id'>;
 
@@ -10,8 +11,6 @@ interface InFlight {
   resolve: (r: QueryReply) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
-  /** The replica said it runs this query (time before that is queueing or waiting for a write). */
-  started: boolean;
   /** Already answered with a timeout while it waited; kept until the replica lets go of it. */
   answered: boolean;
 }
@@ -19,6 +18,7 @@ interface InFlight {
 interface Replica {
   id: number;
   worker: Worker;
+  clock: QueryClock;
   ready: boolean;
   inflight: Map<number, InFlight>;
 }
@@ -72,11 +72,12 @@ export class HeadPool {
   private async spawn(): Promise<void> {
     const id = this.nextReplicaId++;
     const { port1, port2 } = new MessageChannel();
+    const clock = new QueryClock();
     const worker = new Worker(new URL('./head-worker.js', import.meta.url), {
-      workerData: { writePort: port1 },
+      workerData: { writePort: port1, clockBuffer: clock.buffer },
       transferList: [port1],
     });
-    const replica: Replica = { id, worker, ready: false, inflight: new Map() };
+    const replica: Replica = { id, worker, clock, ready: false, inflight: new Map() };
     this.replicas.set(id, replica);
     worker.on('message', (m: QueryReply | QueryProgress) => ('progress' in m ? this.onProgress(replica, m) : this.onReply(replica, m)));
     worker.on('error', (e) => this.opts.log('head replica error', { replica: id, error: e.message }));
@@ -126,17 +127,12 @@ export class HeadPool {
     f.resolve(reply);
   }
 
-  /** The query runs from now: it has the whole timeout (queueing and waiting for a write did not count). */
+  /** The replica dropped a query it had not started (after a cancel). */
   private onProgress(replica: Replica, m: QueryProgress) {
     const f = replica.inflight.get(m.id);
     if (!f) return;
     clearTimeout(f.timer);
-    if (m.progress === 'cancelled') {
-      replica.inflight.delete(m.id);
-      return;
-    }
-    f.started = true;
-    f.timer = setTimeout(() => this.onTimeout(replica, m.id), this.opts.queryTimeoutMs);
+    replica.inflight.delete(m.id);
   }
 
   /**
@@ -148,14 +144,10 @@ export class HeadPool {
   private onTimeout(replica: Replica, queryId: number) {
     const f = replica.inflight.get(queryId);
     if (!f) return;
-    if (!f.answered) {
-      f.answered = true;
-      f.reject(queryTimeoutError(this.opts.queryTimeoutMs, f.started));
-    }
-    if (!f.started) {
-      replica.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel);
-      return;
-    }
+    const ranPastLimit = timeoutCheck(replica.clock, queryId, f, this.opts.queryTimeoutMs,
+      () => this.onTimeout(replica, queryId),
+      () => replica.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel));
+    if (!ranPastLimit) return;
     replica.inflight.delete(queryId);
     this.opts.log('query timed out; replacing its replica', { replica: replica.id });
     replica.ready = false;
@@ -195,7 +187,7 @@ export class HeadPool {
 
   private dispatch(replica: Replica, req: QueryRequest, resolve: (r: QueryReply) => void, reject: (e: Error) => void) {
     const timer = setTimeout(() => this.onTimeout(replica, req.id), this.opts.queryTimeoutMs);
-    replica.inflight.set(req.id, { req, resolve, reject, timer, started: false, answered: false });
+    replica.inflight.set(req.id, { req, resolve, reject, timer, answered: false });
     replica.worker.postMessage(req);
   }
 

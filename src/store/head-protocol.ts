@@ -18,13 +18,12 @@ export type QueryReply =
   | { id: number; ok: false; kind: 'syntax' | 'evaluation' | 'format'; message: string };
 
 /**
- * Head replica → main thread, before a query's reply: the query starts running now
- * (`started`), or it was dropped before it started (`cancelled`; no reply follows).
- * Time spent queued behind other queries or waiting for a write is not running time.
+ * Head replica → main thread, instead of a reply: the query was dropped before it started
+ * (after a QueryCancel). When a query starts is in the replica's QueryClock, not a message.
  */
 export interface QueryProgress {
   id: number;
-  progress: 'started' | 'cancelled';
+  progress: 'cancelled';
 }
 
 /** The answer to a query past query_timeout_ms: one that ran that long, or one still waiting its turn. */

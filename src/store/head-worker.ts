@@ -9,11 +9,13 @@ import type { ReaderMessage } from './build-reader.js';
 import { Store, namedNode, parse as oxParse, type Quad } from 'oxigraph';
 import type { StatementPin } from './visibility.js';
 import type { HeadWriteMessage, HeadWriteReply, QueryCancel, QueryProgress, QueryReply, QueryRequest } from './head-protocol.js';
+import { QueryClock } from './query-clock.js';
 
 interface Pin extends StatementPin {
   dataDir: string;
 }
-const { writePort, pin } = workerData as { writePort?: MessagePort; pin?: Pin };
+const { writePort, pin, clockBuffer } = workerData as { writePort?: MessagePort; pin?: Pin; clockBuffer: SharedArrayBuffer };
+const clock = new QueryClock(clockBuffer);
 let store = new Store();
 let seq = 0;
 let openSeq: number | null = null;
@@ -112,8 +114,8 @@ function runQuery(req: QueryRequest): QueryReply {
 
 /**
  * Runs the waiting queries one per turn of the event loop, so a cancellation (or a write)
- * that arrived while one ran is seen before the next starts. The pool is told when each
- * starts: waiting is not running.
+ * that arrived while one ran is seen before the next starts. The clock tells the pool
+ * which one runs and since when: waiting is not running.
  */
 function drain() {
   if (draining || broken !== null || openSeq !== null || waiting.length === 0) return;
@@ -123,8 +125,9 @@ function drain() {
     if (openSeq !== null || broken !== null) return;
     const req = waiting.shift();
     if (req) {
-      parentPort!.postMessage({ id: req.id, progress: 'started' } satisfies QueryProgress);
+      clock.started(req.id);
       parentPort!.postMessage(runQuery(req));
+      clock.finished(req.id);
     }
     drain();
   });

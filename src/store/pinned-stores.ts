@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../http/errors.js';
-import { queryTimeoutError, type QueryCancel, type QueryProgress, type QueryReply, type QueryRequest } from './head-protocol.js';
+import { type QueryCancel, type QueryProgress, type QueryReply, type QueryRequest } from './head-protocol.js';
 import type { QueryInput } from './head-pool.js';
+import { QueryClock, timeoutCheck } from './query-clock.js';
 
 export interface Pin {
   seq: number;
@@ -11,6 +12,7 @@ export interface Pin {
 interface Entry {
   key: string;
   worker: Worker;
+  clock: QueryClock;
   ready: Promise<number>;
   statements: number;
   lastUsed: number;
@@ -21,8 +23,6 @@ interface InFlight {
   resolve: (r: QueryReply) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
-  /** Running, not just queued behind another query: only then does the timeout cost the store. */
-  started: boolean;
   answered: boolean;
 }
 
@@ -59,10 +59,11 @@ export class PinnedStores {
       existing.lastUsed = Date.now();
       return existing;
     }
+    const clock = new QueryClock();
     const worker = new Worker(new URL('./head-worker.js', import.meta.url), {
-      workerData: { pin: { dataDir: this.opts.dataDir, seq: pin.seq, validTime: pin.validTime } },
+      workerData: { pin: { dataDir: this.opts.dataDir, seq: pin.seq, validTime: pin.validTime }, clockBuffer: clock.buffer },
     });
-    const entry: Entry = { key, worker, ready: Promise.resolve(0), statements: 0, lastUsed: Date.now(), inflight: new Map() };
+    const entry: Entry = { key, worker, clock, ready: Promise.resolve(0), statements: 0, lastUsed: Date.now(), inflight: new Map() };
     entry.ready = new Promise<number>((resolve, reject) => {
       worker.on('message', (m: { ready?: { size: number; ms: number }; failed?: string } | QueryReply | QueryProgress) => {
         if ('ready' in m && m.ready) {
@@ -112,22 +113,17 @@ export class PinnedStores {
     const req: QueryRequest = { ...input, op: 'query', id: this.nextId++ };
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => this.onTimeout(entry, req.id), this.opts.queryTimeoutMs);
-      entry.inflight.set(req.id, { resolve, reject, timer, started: false, answered: false });
+      entry.inflight.set(req.id, { resolve, reject, timer, answered: false });
       entry.worker.postMessage(req);
     });
   }
 
-  /** The query runs from now and has the whole timeout; time queued behind others did not count. */
+  /** The store dropped a query it had not started (after a cancel). */
   private onProgress(entry: Entry, m: QueryProgress) {
     const f = entry.inflight.get(m.id);
     if (!f) return;
     clearTimeout(f.timer);
-    if (m.progress === 'cancelled') {
-      entry.inflight.delete(m.id);
-      return;
-    }
-    f.started = true;
-    f.timer = setTimeout(() => this.onTimeout(entry, m.id), this.opts.queryTimeoutMs);
+    entry.inflight.delete(m.id);
   }
 
   /**
@@ -137,14 +133,10 @@ export class PinnedStores {
   private onTimeout(entry: Entry, queryId: number) {
     const f = entry.inflight.get(queryId);
     if (!f) return;
-    if (!f.answered) {
-      f.answered = true;
-      f.reject(queryTimeoutError(this.opts.queryTimeoutMs, f.started));
-    }
-    if (!f.started) {
-      entry.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel);
-      return;
-    }
+    const ranPastLimit = timeoutCheck(entry.clock, queryId, f, this.opts.queryTimeoutMs,
+      () => this.onTimeout(entry, queryId),
+      () => entry.worker.postMessage({ op: 'cancel', id: queryId } satisfies QueryCancel));
+    if (!ranPastLimit) return;
     entry.inflight.delete(queryId);
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
     void entry.worker.terminate();
