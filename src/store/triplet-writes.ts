@@ -70,7 +70,7 @@ const commitReplay: Replay = (b) => ({ ...b, replayed: true, commit: { ...(b.com
 export async function commitTriplets(
   w: WriteCoordinator, iris: Iris, file: CommitFileIn, key: string | null, dryRun: boolean,
 ): Promise<WriteOutcome> {
-  const hash = requestHash(COMMIT_ROUTE, file);
+  const hash = key ? requestHash(COMMIT_ROUTE, file) : ''; // only an Idempotency-Key needs it
   if (!dryRun) {
     const prior = priorOutcome(w, key, COMMIT_ROUTE, hash, commitReplay);
     if (prior) return prior;
@@ -93,7 +93,7 @@ export async function commitGroup(
   let changedAny = false;
   w.begin();
   for (const r of reqs) {
-    const hash = requestHash(COMMIT_ROUTE, r.file);
+    const hash = r.key ? requestHash(COMMIT_ROUTE, r.file) : '';
     const prior = priorOutcome(w, r.key, COMMIT_ROUTE, hash, commitReplay);
     if (prior) {
       results.push(prior);
