@@ -7,7 +7,8 @@
  *            concurrency 1 and 4 (two query workers) vs the same queries in-process
  *   memory   RSS with the dataset loaded: per head replica vs a raw store holding it
  *   commit   single-triplet commits at concurrency 1, 8, 32 vs raw fsync'd SQLite
- *   peer     the same import and query mix against Comunica over an N3.js store
+ *   peer     the same import and query mix against each JavaScript peer (--peers): Comunica
+ *            over an in-memory N3.js store, quadstore on LevelDB (on disk) with quadstore-comunica
  *   scale    the scale ceiling (bench/scale.ts, run as a child process)
  *
  *   npm run bench                                   # everything, 1M triples
@@ -16,7 +17,8 @@
  *
  * Options: --triples N (1000000) · --parts a,b,… (all) · --repeat N repetitions of each
  * measurement (3) · --rounds N timed rounds of the 12-query mix per repetition (auto) ·
- * --peer-time-limit-s N (300) · --commits N (2000) · --json FILE (every repetition's figures)
+ * --peers a,b,… (all: comunica-n3, quadstore) · --peer-time-limit-s N for each peer's mix (300) ·
+ * --commits N (2000) · --json FILE (every repetition's figures)
  * · --keep (keep the temp dir) · --chunk-lines N (raw load, 2000) · --scale-args "…" (passed
  * to bench/scale.ts).
  *
@@ -28,39 +30,51 @@
  * the median of the per-repetition ratios, and each table is followed by the per-repetition
  * values. Restart is not paired: it is the median of N restarts over the median raw load.
  * Measured once: the 2-worker restart (the memory figure; that server then serves every query
- * round) and the peer (its ratios are against the raw medians).
+ * round) and each peer (its ratios are against the raw medians).
  * Nothing is asserted: figures are printed with the targets beside them.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { productsForTriples, writeDataset } from './bsbm/generate.js';
 import { QUERY_NAMES, queryMix } from './bsbm/queries.js';
 import { commitsAt, rawSqlite } from './commit.js';
-import type { MixFile, MixRun } from './lib/mix.js';
+import { readMix, type MixFile, type MixRun } from './lib/mix.js';
 import { loadAvg, procCpuMs, procMem, treeMem } from './lib/proc.js';
 import { startRawChild, type RawChild, type RawResult } from './lib/raw-oxigraph.js';
-import { firstCount, postFileInChunks, runJsonChild, spawnServer, type ServerProcess } from './lib/server-process.js';
+import { firstCount, postFileInChunks, request, runJsonChild, spawnServer, type ServerProcess } from './lib/server-process.js';
 import { startBenchServer } from './lib/stackd.js';
 import { fmt, fmtReps, median, medianRatio, summarize } from './lib/stats.js';
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const RAW_CHILD = here('./lib/raw-oxigraph.js');
 const MIX_CLIENT = here('./lib/mix-client.js');
-const PEER_SERVER = here('./peer/comunica-server.js');
 const SCALE = here('./scale.js');
 const MIB = 1024 * 1024;
 const ALL_PARTS = ['import', 'restart', 'query', 'memory', 'commit', 'peer', 'scale'] as const;
 type Part = (typeof ALL_PARTS)[number];
+
+/**
+ * The JavaScript peers: HTTP servers with one interface (bench/peer/http.ts), each what a Node
+ * user would otherwise pick for a local SPARQL endpoint. A peer with a data dir gets one in the
+ * suite's temp dir (removed with it), and its size on disk is reported.
+ */
+const PEERS = {
+  'comunica-n3': { label: 'Comunica/N3 (in memory)', script: here('./peer/comunica-server.js'), dataDir: false },
+  quadstore: { label: 'quadstore/LevelDB + quadstore-comunica (on disk)', script: here('./peer/quadstore-server.js'), dataDir: true },
+} as const;
+type PeerName = keyof typeof PEERS;
+const ALL_PEERS = Object.keys(PEERS) as PeerName[];
 
 interface Options {
   triples: number;
   parts: Set<Part>;
   repeat: number;
   rounds: number | null;
+  peers: PeerName[];
   peerTimeLimitS: number;
   commits: number;
   json: string | null;
@@ -71,7 +85,7 @@ interface Options {
 
 function parseArgs(argv: string[]): Options {
   const o: Options = {
-    triples: 1_000_000, parts: new Set(ALL_PARTS), repeat: 3, rounds: null, peerTimeLimitS: 300, commits: 2000,
+    triples: 1_000_000, parts: new Set(ALL_PARTS), repeat: 3, rounds: null, peers: ALL_PEERS, peerTimeLimitS: 300, commits: 2000,
     json: null, keep: false, chunkLines: 2000, scaleArgs: [],
   };
   const num = (name: string, v: string | undefined) => {
@@ -91,6 +105,12 @@ function parseArgs(argv: string[]): Options {
       case '--json': o.json = argv[++i] ?? null; break;
       case '--keep': o.keep = true; break;
       case '--scale-args': o.scaleArgs = (argv[++i] ?? '').split(/\s+/).filter(Boolean); break;
+      case '--peers': {
+        const peers = (argv[++i] ?? '').split(',').filter(Boolean);
+        for (const p of peers) if (!(ALL_PEERS as string[]).includes(p)) throw new Error(`unknown peer ${p}; peers: ${ALL_PEERS.join(', ')}`);
+        o.peers = [...new Set(peers as PeerName[])];
+        break;
+      }
       case '--parts': {
         const parts = (argv[++i] ?? '').split(',').filter(Boolean);
         for (const p of parts) if (!(ALL_PARTS as readonly string[]).includes(p)) throw new Error(`unknown part ${p}; parts: ${ALL_PARTS.join(', ')}`);
@@ -186,27 +206,96 @@ async function runClient(endpoint: string, mixPath: string, concurrency: number,
   return runJsonChild<MixRun>(args);
 }
 
-interface PeerFigures { importMs: number; triplesPerSec: number; size: number; rssMiB: number; mix: MixRun | null }
+interface PeerFigures {
+  name: PeerName;
+  label: string;
+  /** Import, first byte sent → last reply (which carries the store's size: see countMs). */
+  importMs: number;
+  triplesPerSec: number;
+  size: number;
+  /** User + system CPU of the peer process over the import. */
+  cpuMs: number;
+  rssMiB: number;
+  /** The peer's data dir after the import (durable peers only). */
+  diskMiB: number | null;
+  /** Of importMs, what the peer spent counting its quads for the replies (where it has no O(1) size). */
+  countMs: number | null;
+  /** Timed queries in the mix; mix.queries is how many ran before the time limit. */
+  mixQueries: number;
+  mix: MixRun | null;
+  /** Why the mix gave no figures: the client failed (e.g. a query the engine cannot answer). */
+  mixError: string | null;
+  /** The import or the process failed: no figures. */
+  error: string | null;
+}
 
-async function runPeer(file: string, cuts: number[], triples: number, distinct: number, mixPath: string | null, timeLimitS: number, log: (m: string) => void): Promise<PeerFigures> {
-  const proc = spawn(process.execPath, ['--max-old-space-size=16384', PEER_SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** Bytes under a directory, in MiB. */
+function dirMiB(dir: string): number {
+  let bytes = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) bytes += statSync(join(e.parentPath, e.name)).size;
+  return bytes / MIB;
+}
+
+/**
+ * After the mix client failed: which warm-up queries the peer does not answer (the client
+ * stops at the first and exits; its message went to stderr).
+ */
+async function failingQueries(peer: { port: number; token: string }, mixPath: string): Promise<string> {
+  const bad: string[] = [];
+  for (const q of readMix(mixPath).warmup) {
+    const r = await request(peer, 'GET', `/sparql?query=${encodeURIComponent(q.text)}`, { accept: q.accept }).catch((e: Error) => ({ status: 0, text: e.message }));
+    if (r.status !== 200) bad.push(`${q.name}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+  }
+  return bad.length ? bad.join('; ') : 'every warm-up query answers when sent alone';
+}
+
+/**
+ * One peer: spawn, POST the same chunks as stackd's import, check its size, then the mix at
+ * c=1 with a time limit. The client checks the limit only between queries, so a watchdog
+ * stops the server if one query runs far past it: that query then counts as an error.
+ */
+async function runPeer(name: PeerName, tmp: string, file: string, cuts: number[], triples: number, distinct: number, mixPath: string | null, timeLimitS: number, log: Log): Promise<PeerFigures> {
+  const spec = PEERS[name];
+  const dataDir = spec.dataDir ? join(tmp, `peer-${name}`) : null;
+  const args = ['--max-old-space-size=16384', spec.script, ...(dataDir ? ['--dir', dataDir] : [])];
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(proc, 'exit');
+  let watchdog: NodeJS.Timeout | undefined;
   try {
     const port = await new Promise<number>((resolve, reject) => {
       proc.stdout!.setEncoding('utf8').once('data', (d: string) => resolve((JSON.parse(d.split('\n')[0]!) as { port: number }).port));
-      proc.once('exit', (c) => reject(new Error(`peer exited ${c}`)));
+      proc.once('exit', (c) => reject(new Error(`peer ${name} exited ${c}`)));
     });
     const peer = { port, token: '' };
+    const cpu0 = procCpuMs(proc.pid!);
     const t0 = performance.now();
-    const replies = await postFileInChunks(peer, '/import', file, cuts, 'application/n-triples');
+    const replies = (await postFileInChunks(peer, '/import', file, cuts, 'application/n-triples')).map((r) => JSON.parse(r) as { size: number; countMs?: number });
     const importMs = performance.now() - t0;
-    const size = (JSON.parse(replies[replies.length - 1]!) as { size: number }).size;
-    if (size !== distinct) throw new Error(`the peer holds ${size} triples, expected ${distinct}`);
+    const cpuMs = procCpuMs(proc.pid!) - cpu0;
+    const size = replies[replies.length - 1]!.size;
+    if (size !== distinct) throw new Error(`peer ${name} holds ${size} triples, expected ${distinct}`);
+    const countMs = replies.some((r) => r.countMs !== undefined) ? sum(replies.map((r) => r.countMs ?? 0)) : null;
     const rssMiB = procMem(proc.pid!)!.rssMiB;
-    log(`  peer import ${fmt(importMs)} ms; running the mix (time limit ${timeLimitS} s)`);
-    const mix = mixPath ? await runClient(`http://127.0.0.1:${port}/sparql`, mixPath, 1, null, timeLimitS) : null;
-    return { importMs, triplesPerSec: triples / (importMs / 1000), size, rssMiB, mix };
+    const diskMiB = dataDir ? dirMiB(dataDir) : null;
+    log(`  ${name} import ${fmt(importMs)} ms; running the mix (time limit ${timeLimitS} s)`);
+    let mix: MixRun | null = null;
+    let mixError: string | null = null;
+    if (mixPath) {
+      const graceS = Math.max(60, timeLimitS / 2);
+      watchdog = setTimeout(() => {
+        log(`  ${name}: a query is still running ${graceS} s past the time limit; stopping the peer`);
+        proc.kill('SIGKILL');
+      }, (timeLimitS + graceS) * 1000);
+      try {
+        mix = await runClient(`http://127.0.0.1:${port}/sparql`, mixPath, 1, null, timeLimitS);
+      } catch (e) {
+        mixError = `${(e as Error).message}; ${proc.exitCode === null && proc.signalCode === null ? await failingQueries(peer, mixPath) : 'the peer was stopped'}`;
+        log(`  ${name}: the mix failed: ${mixError}`);
+      }
+    }
+    return { name, label: spec.label, importMs, triplesPerSec: triples / (importMs / 1000), size, cpuMs, rssMiB, diskMiB, countMs, mixQueries: mixPath ? readMix(mixPath).queries.length : 0, mix, mixError, error: null };
   } finally {
+    clearTimeout(watchdog);
     proc.kill('SIGTERM');
     await exited;
   }
@@ -348,23 +437,44 @@ function sizeCheckRounds(reference: number[], runs: [string, MixRun[]][]): strin
   return bad.length === 0 ? 'same result sizes as raw for all 12 warm-up queries, in every round' : bad.map(([n, v]) => `${n}: ${v}`).join('. ');
 }
 
-function importTable(print: Print, target: Target, o: Options, triples: number, reps: ImportRep[], peer: PeerFigures | null, requests: number) {
-  const stackd = reps.map((r) => r.stackd!);
+/** The peers whose import and checks went through (the others are reported as failed). */
+const peersOk = (peers: PeerFigures[]) => peers.filter((p) => p.error === null);
+
+function peerImportRows(print: Print, peers: PeerFigures[], requests: number, rawMedTps: number) {
+  for (const p of peers) {
+    if (p.error !== null) print(`| peer: ${p.label} POST /import | failed: ${p.error} | | | | |`);
+    else print(`| peer: ${p.label} POST /import (${requests} request(s), once) | ${fmt(p.importMs)} | ${fmt(p.triplesPerSec)} | ${fmt(ratio(p.triplesPerSec, rawMedTps), 2)} (vs median raw) | ${fmt(p.cpuMs)} | ${fmt(p.rssMiB)} |`);
+  }
+}
+
+/** What the import rows leave out for durable peers: disk use and the counting in the replies. */
+function peerImportNotes(print: Print, peers: PeerFigures[]) {
+  for (const p of peersOk(peers)) {
+    const notes = [];
+    if (p.diskMiB !== null) notes.push(`${fmt(p.diskMiB, 1)} MiB on disk after the import`);
+    if (p.countMs !== null) notes.push(`${fmt(p.countMs)} ms of its import time spent counting quads for the replies`);
+    if (notes.length) print(`${p.name}: ${notes.join('; ')}.`);
+  }
+}
+
+function importTable(print: Print, target: Target, o: Options, triples: number, reps: ImportRep[], peers: PeerFigures[], requests: number) {
+  const stackd = reps[0]!.stackd ? reps.map((r) => r.stackd!) : null;
   const rawTps = reps.map((r) => triples / (r.raw.loadMs / 1000));
-  const stackdTps = stackd.map((s) => s.triplesPerSec);
   const rawMedTps = median(rawTps);
-  const importRatio = medianRatio(stackdTps, rawTps);
-  print(`## Import (N-Triples) — medians of ${reps.length} rep(s), raw and stackd alternating`);
+  print(`## Import (N-Triples) — medians of ${reps.length} rep(s)${stackd ? ', raw and stackd alternating' : ''}`);
   print();
   print('| system | time ms | triples/s | vs raw (median of per-rep ratios) | CPU ms | RSS after MiB |');
   print('|---|---|---|---|---|---|');
   print(`| raw Oxigraph Store.load (in-process, ${reps[0]!.raw.loads} load() calls) | ${fmt(medianOf(reps, (r) => r.raw.loadMs))} | ${fmt(rawMedTps)} | 1.00 | ${fmt(medianOf(reps, (r) => r.raw.cpuMs))} | ${fmt(medianOf(reps, (r) => r.raw.rssMiB))} |`);
-  print(`| stackd POST /v1/graph/import/rdf (${requests} request(s), to the last ack) | ${fmt(medianOf(stackd, (s) => s.ms))} | ${fmt(median(stackdTps))} | ${fmt(importRatio, 2)} | ${fmt(medianOf(stackd, (s) => s.cpuMs))} | ${fmt(medianOf(stackd, (s) => s.rssMiB))} |`);
-  if (peer) print(`| peer: Comunica/N3 POST /import (${requests} request(s), once) | ${fmt(peer.importMs)} | ${fmt(peer.triplesPerSec)} | ${fmt(ratio(peer.triplesPerSec, rawMedTps), 2)} (vs median raw) | — | ${fmt(peer.rssMiB)} |`);
+  const stackdTps = stackd?.map((s) => s.triplesPerSec) ?? [];
+  const importRatio = stackd ? medianRatio(stackdTps, rawTps) : NaN;
+  if (stackd) print(`| stackd POST /v1/graph/import/rdf (${requests} request(s), to the last ack) | ${fmt(medianOf(stackd, (s) => s.ms))} | ${fmt(median(stackdTps))} | ${fmt(importRatio, 2)} | ${fmt(medianOf(stackd, (s) => s.cpuMs))} | ${fmt(medianOf(stackd, (s) => s.rssMiB))} |`);
+  peerImportRows(print, peers, requests, rawMedTps);
   print();
-  print(`per rep ms, raw: ${fmtReps(reps.map((r) => r.raw.loadMs))}; stackd: ${fmtReps(stackd.map((s) => s.ms))}; stackd/raw triples/s: ${fmtReps(stackdTps.map((t, i) => t / rawTps[i]!), 2)}`);
+  peerImportNotes(print, peers);
+  print(`per rep ms, raw: ${fmtReps(reps.map((r) => r.raw.loadMs))}${stackd ? `; stackd: ${fmtReps(stackd.map((s) => s.ms))}; stackd/raw triples/s: ${fmtReps(stackdTps.map((t, i) => t / rawTps[i]!), 2)}` : ''}`);
   print();
-  if (o.parts.has('import')) target('import throughput vs raw Store.load', importRatio, '≥ 0.7×', importRatio >= 0.7);
+  if (stackd && o.parts.has('import')) target('import throughput vs raw Store.load', importRatio, '≥ 0.7×', importRatio >= 0.7);
 }
 
 function restartTable(print: Print, target: Target, o: Options, rawReps: RawResult[], rs1: RestartFigures[], rs2: RestartFigures) {
@@ -400,32 +510,53 @@ function memoryTable(print: Print, target: Target, o: Options, raw: RawResult, i
   if (o.parts.has('memory')) target('RSS per head replica vs raw store (its data)', ratio(perReplica, rawData), '≤ 1.5×', ratio(perReplica, rawData) <= 1.5);
 }
 
-function queryTable(print: Print, target: Target, rounds: number, q: MixRounds, peer: PeerFigures | null) {
+function queryTable(print: Print, target: Target, rounds: number, q: MixRounds, peers: PeerFigures[], peerTimeLimitS: number) {
+  const withStackd = q.c1.length > 0;
   const rawQ = q.raw.map(qps);
   const c1Q = q.c1.map(qps);
   const c4Q = q.c4.map(qps);
   const rawMed = median(rawQ);
-  const c1VsRaw = medianRatio(c1Q, rawQ);
-  const c4VsC1 = medianRatio(c4Q, c1Q);
+  const c1VsRaw = withStackd ? medianRatio(c1Q, rawQ) : NaN;
+  const c4VsC1 = withStackd ? medianRatio(c4Q, c1Q) : NaN;
   const n = q.raw.length;
-  print(`## Query mix over HTTP /sparql (external client process, 2 query workers) — medians of ${n} round(s), raw, c=1, c=4 in turn`);
+  print(withStackd
+    ? `## Query mix over HTTP /sparql (external client process, 2 query workers) — medians of ${n} round(s), raw, c=1, c=4 in turn`
+    : `## Query mix — raw in-process (medians of ${n} round(s)) and the peers over HTTP /sparql (external client process, c=1)`);
   print();
   print('| run | queries per round | time ms | queries/s | vs raw (median of per-round ratios) | vs c=1 (ditto) | errors (all rounds) | CPU ms |');
   print('|---|---|---|---|---|---|---|---|');
   print(`| raw in-process, sequential | ${q.raw[0]!.queries} | ${fmt(medianOf(q.raw, (m) => m.totalMs))} | ${fmt(rawMed, 1)} | 1.00 | — | 0 | ${fmt(medianOf(q.raw, (m) => m.cpuMs ?? NaN))} |`);
-  print(`| stackd c=1 | ${q.c1[0]!.queries} | ${fmt(medianOf(q.c1, (m) => m.totalMs))} | ${fmt(median(c1Q), 1)} | ${fmt(c1VsRaw, 2)} | 1.00 | ${sum(q.c1.map((m) => m.errors))} | — |`);
-  print(`| stackd c=4 | ${q.c4[0]!.queries} | ${fmt(medianOf(q.c4, (m) => m.totalMs))} | ${fmt(median(c4Q), 1)} | ${fmt(medianRatio(c4Q, rawQ), 2)} | ${fmt(c4VsC1, 2)} | ${sum(q.c4.map((m) => m.errors))} | — |`);
-  if (peer?.mix) print(`| peer Comunica/N3 c=1 (once) | ${peer.mix.queries} | ${fmt(peer.mix.totalMs)} | ${fmt(qps(peer.mix), 2)} | ${fmt(ratio(qps(peer.mix), rawMed), 3)} (vs median raw) | — | ${peer.mix.errors} | — |`);
+  if (withStackd) {
+    print(`| stackd c=1 | ${q.c1[0]!.queries} | ${fmt(medianOf(q.c1, (m) => m.totalMs))} | ${fmt(median(c1Q), 1)} | ${fmt(c1VsRaw, 2)} | 1.00 | ${sum(q.c1.map((m) => m.errors))} | — |`);
+    print(`| stackd c=4 | ${q.c4[0]!.queries} | ${fmt(medianOf(q.c4, (m) => m.totalMs))} | ${fmt(median(c4Q), 1)} | ${fmt(medianRatio(c4Q, rawQ), 2)} | ${fmt(c4VsC1, 2)} | ${sum(q.c4.map((m) => m.errors))} | — |`);
+  }
+  for (const p of peers) {
+    if (p.error !== null || !p.mix) {
+      print(`| peer ${p.label} c=1 | no figures: ${p.error ?? p.mixError ?? 'no mix'} | | | | | | |`);
+      continue;
+    }
+    // Stopped by the time limit: q/s is over the queries it finished (the mix is in round order).
+    const done = p.mix.queries < p.mixQueries ? `${p.mix.queries} of ${p.mixQueries} (${peerTimeLimitS} s limit reached)` : `${p.mix.queries}`;
+    print(`| peer ${p.label} c=1 (once) | ${done} | ${fmt(p.mix.totalMs)} | ${fmt(qps(p.mix), 2)} | ${fmt(ratio(qps(p.mix), rawMed), 3)} (vs median raw) | — | ${p.mix.errors} | — |`);
+  }
   print();
-  print(`per round q/s, raw: ${fmtReps(rawQ, 1)}; c=1: ${fmtReps(c1Q, 1)}; c=4: ${fmtReps(c4Q, 1)}; c=1/raw: ${fmtReps(c1Q.map((v, i) => v / rawQ[i]!), 2)}; c=4/c=1: ${fmtReps(c4Q.map((v, i) => v / c1Q[i]!), 2)}`);
+  if (withStackd) {
+    print(`per round q/s, raw: ${fmtReps(rawQ, 1)}; c=1: ${fmtReps(c1Q, 1)}; c=4: ${fmtReps(c4Q, 1)}; c=1/raw: ${fmtReps(c1Q.map((v, i) => v / rawQ[i]!), 2)}; c=4/c=1: ${fmtReps(c4Q.map((v, i) => v / c1Q[i]!), 2)}`);
+  } else print(`per round q/s, raw: ${fmtReps(rawQ, 1)}`);
   for (const [name, ms] of [['stackd c=1', q.c1], ['stackd c=4', q.c4]] as const) ms.forEach((m, i) => m.firstError && print(`${name} round ${i + 1} first error: ${m.firstError}`));
+  const ran = peers.filter((p) => p.mix !== null);
+  for (const p of ran) if (p.mix!.firstError) print(`${p.name} first error: ${p.mix!.firstError}`);
   const ref = q.raw[0]!.sizes;
-  print(`stackd: ${sizeCheckRounds(ref, [['c=1', q.c1], ['c=4', q.c4]])}.${peer?.mix ? ` Peer: ${sizeCheck(ref, peer.mix.sizes)}.` : ''}`);
+  const checks = ran.map((p) => `${p.name}: ${sizeCheck(ref, p.mix!.sizes)}.`);
+  if (withStackd) checks.unshift(`stackd: ${sizeCheckRounds(ref, [['c=1', q.c1], ['c=4', q.c4]])}.`);
+  if (checks.length) print(checks.join(' '));
   print();
-  const runs: [string, MixRun[]][] = [['raw', q.raw], ['stackd c=1', q.c1], ['stackd c=4', q.c4]];
-  if (peer?.mix) runs.push(['peer c=1', [peer.mix]]);
+  const runs: [string, MixRun[]][] = [['raw', q.raw]];
+  if (withStackd) runs.push(['stackd c=1', q.c1], ['stackd c=4', q.c4]);
+  for (const p of ran) runs.push([`${p.name} c=1`, [p.mix!]]);
   for (const l of perQueryTable(rounds, runs)) print(l);
   print();
+  if (!withStackd) return;
   target('query mix c=1 vs in-process raw', c1VsRaw, '≥ 0.8×', c1VsRaw >= 0.8);
   target('query mix c=4 vs c=1 (2 query workers)', c4VsC1, '≥ 1.6×', c4VsC1 >= 1.6);
 }
@@ -538,26 +669,38 @@ async function main() {
       figures.commit = { concurrency: COMMIT_CONCURRENCY, reps: commit };
     }
 
-    let peer: PeerFigures | null = null;
+    const peers: PeerFigures[] = [];
     if (needs('peer')) {
-      log('peer: Comunica over an N3.js store');
-      peer = await runPeer(file, cuts, triples, distinct, mixPath, o.peerTimeLimitS, log);
-      figures.peer = peer;
+      for (const name of o.peers) {
+        log(`peer ${name}: ${PEERS[name].label}`);
+        // A peer that fails is reported as failed; the other peers still run.
+        peers.push(await runPeer(name, tmp, file, cuts, triples, distinct, mixPath, o.peerTimeLimitS, log).catch((e: Error): PeerFigures => {
+          log(`  ${name} failed: ${e.message}`);
+          return {
+            name, label: PEERS[name].label, importMs: NaN, triplesPerSec: NaN, size: NaN, cpuMs: NaN, rssMiB: NaN, diskMiB: null, countMs: null,
+            mixQueries: 0, mix: null, mixError: null, error: e.message,
+          };
+        }));
+      }
+      figures.peers = peers;
     }
 
     // ------------------------------------------------------------ tables
     const imp = importRepsDone[0]?.stackd ? importRepsDone.map((r) => r.stackd!) : null;
-    if (imp) importTable(print, target, o, triples, importRepsDone, peer, cuts.length - 1);
+    if (imp || (importRepsDone.length && peers.length)) importTable(print, target, o, triples, importRepsDone, peers, cuts.length - 1);
     if (rs1.length && rs2) restartTable(print, target, o, rawReps, rs1, rs2);
     if (imp && rs1.length && rs2) memoryTable(print, target, o, rawReps[rawReps.length - 1]!, imp, rs1, rs2);
-    if (mixes?.c1.length) queryTable(print, target, rounds, mixes, peer);
+    if (mixes && (mixes.c1.length || peers.length)) queryTable(print, target, rounds, mixes, peers, o.peerTimeLimitS);
     if (commit) commitTable(print, target, commit);
-    if (peer && imp) {
+    // stackd against each peer; only where stackd was measured in this run (not with --parts peer alone).
+    if (imp) {
       const impTps = medianOf(imp, (s) => s.triplesPerSec);
-      target('import: stackd (median) vs peer (Comunica/N3)', ratio(impTps, peer.triplesPerSec), '≥ 10×', ratio(impTps, peer.triplesPerSec) >= 10);
-      if (peer.mix && mixes?.c1.length) {
-        const c1Qps = median(mixes.c1.map(qps));
-        target('query mix c=1: stackd (median) vs peer', ratio(c1Qps, qps(peer.mix)), '≥ 10×', ratio(c1Qps, qps(peer.mix)) >= 10);
+      for (const p of peersOk(peers)) {
+        target(`import: stackd (median) vs peer (${p.name})`, ratio(impTps, p.triplesPerSec), '≥ 10×', ratio(impTps, p.triplesPerSec) >= 10);
+        if (p.mix && mixes?.c1.length) {
+          const c1Qps = median(mixes.c1.map(qps));
+          target(`query mix c=1: stackd (median) vs peer (${p.name})`, ratio(c1Qps, qps(p.mix)), '≥ 10×', ratio(c1Qps, qps(p.mix)) >= 10);
+        }
       }
     }
 
