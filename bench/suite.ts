@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { productsForTriples, writeDataset } from './bsbm/generate.js';
 import { QUERY_NAMES, queryMix } from './bsbm/queries.js';
-import { commitsAt, rawSqlite } from './commit.js';
+import { commitSweep, commitsAt, rawSqlite } from './commit.js';
 import { readMix, type MixFile, type MixRun } from './lib/mix.js';
 import { loadAvg, procCpuMs, procMem, treeMem } from './lib/proc.js';
 import { startRawChild, type RawChild, type RawResult } from './lib/raw-oxigraph.js';
@@ -390,7 +390,8 @@ async function commitReps(n: number, commits: number, dataDir: string, log: Log)
       log(`commits ${r}/${n}: raw SQLite, then stackd at concurrency ${COMMIT_CONCURRENCY.join(', ')}`);
       const raw = rawSqlite(commits);
       const stackd: Rate[] = [];
-      for (const c of COMMIT_CONCURRENCY) stackd.push(await commitsAt(s, c, commits));
+      // Interleaved slices (c=1, 8, 32, c=1, …): a slow phase of the machine hits every concurrency alike.
+      stackd.push(...(await commitSweep(s, COMMIT_CONCURRENCY, commits)));
       reps.push({ raw, stackd });
     }
     return reps;
