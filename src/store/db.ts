@@ -173,23 +173,18 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
  * Runs a write whose COMMIT should not carry a WAL checkpoint: a bulk commit's
  * automatic checkpoint copies every page it wrote back into the database file and fsyncs
  * it, inside COMMIT, before the caller can answer. Here the automatic checkpoint is held
- * back for `write`, and a passive checkpoint runs on a later turn of the event loop,
- * after the caller has sent its reply. Durability is unchanged: with synchronous=FULL,
- * COMMIT has fsynced the WAL, and a crash before the checkpoint recovers from the WAL.
+ * back for `write`, and `checkpoint` is asked to fold the WAL afterwards (the writer's
+ * checkpointer does it on its own thread). Durability is unchanged: with
+ * synchronous=FULL, COMMIT has fsynced the WAL, and a crash before the checkpoint recovers
+ * from the WAL.
  */
-export async function withDeferredCheckpoint<T>(db: DB, write: () => Promise<T>): Promise<T> {
+export async function withDeferredCheckpoint<T>(db: DB, write: () => Promise<T>, checkpoint: () => void): Promise<T> {
   db.pragma('wal_autocheckpoint = 0');
   try {
     return await write();
   } finally {
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    setImmediate(() => {
-      try {
-        if (db.open && !db.inTransaction) db.pragma('wal_checkpoint(PASSIVE)');
-      } catch {
-        /* busy or closing: the next commit's automatic checkpoint catches up */
-      }
-    });
+    checkpoint();
   }
 }
 

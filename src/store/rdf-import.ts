@@ -224,7 +224,7 @@ export async function importRdf(
   }
   if (imported > 0) {
     // The bulk of this write's pages is in the WAL: checkpoint after the reply, not inside COMMIT.
-    committedSeq = await withDeferredCheckpoint(db, () => w.commit());
+    committedSeq = await withDeferredCheckpoint(db, () => w.commit(), () => w.requestCheckpoint());
     responseBody.committed_commit_seq = committedSeq;
   } else {
     // Nothing new: keep only the idempotency record.

@@ -45,6 +45,8 @@ export class WriteCoordinator {
    * structured clone cost more than applying a one-triple delta.
    */
   private outbox: HeadWriteMessage[] = [];
+  /** Asks for the WAL to be folded into the database file, off this thread (set by the writer). */
+  requestCheckpoint: () => void = () => undefined;
   private outboxChars = 0;
 
   constructor(

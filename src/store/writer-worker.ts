@@ -7,6 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDb } from './db.js';
 import { WriteCoordinator, WriteFailure } from './write-tx.js';
 import { importRdf } from './rdf-import.js';
+import { Checkpointer } from './checkpointer.js';
 import { commitGroup, commitTriplets, deleteGraph, importNdjson, reload, retract } from './triplet-writes.js';
 import { Iris } from '../model/triplets.js';
 import { JobRunner } from '../jobs/job-runner.js';
@@ -20,6 +21,8 @@ const emit = (e: WriterEvent) => port.postMessage(e);
 const iris = new Iris(iriBase);
 let runner: JobRunner;
 const coordinator = new WriteCoordinator(db, (replicaId, message) => emit({ event: 'replicaLost', replicaId, message }));
+const checkpointer = new Checkpointer(dataDir);
+coordinator.requestCheckpoint = () => checkpointer.request();
 
 async function handle(req: WriterRequest): Promise<unknown> {
   switch (req.op) {
@@ -52,6 +55,7 @@ async function handle(req: WriterRequest): Promise<unknown> {
       return runner.cancel(req.jobId);
     case 'close':
       closed = true;
+      await checkpointer.close();
       db.close();
       return null;
   }
@@ -146,12 +150,12 @@ async function runGroup(reqs: Extract<WriterRequest, { op: 'commit' }>[]) {
 }
 
 function checkpoint() {
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    emit({ event: 'published', seq: coordinator.headSeq() });
-  } catch {
-    /* a busy checkpoint is retried after the next write */
-  }
+  // Everything committed so far is in the WAL the checkpoint folds.
+  const seq = coordinator.headSeq();
+  checkpointer.request((done) => {
+    if (done) emit({ event: 'published', seq });
+    // else: a reader held it back; the next write's publication tries again
+  });
 }
 
 async function pump() {
