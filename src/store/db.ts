@@ -144,8 +144,8 @@ const MIGRATIONS: string[] = [
 /** Version of the persisted format; part of /version's fingerprint. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Past this size (SQLite's default automatic checkpoint: 1000 pages) the writer has the WAL folded. */
-export const WAL_FOLD_BYTES = 1000 * 4096;
+/** SQLite's default: a commit that leaves the WAL past this many pages checkpoints it. */
+const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 export function dbPath(dataDir: string): string {
   return join(dataDir, 'stackd.sqlite');
@@ -179,12 +179,11 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
  * from the WAL.
  */
 export async function withDeferredCheckpoint<T>(db: DB, write: () => Promise<T>, checkpoint: () => void): Promise<T> {
-  const before = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   db.pragma('wal_autocheckpoint = 0');
   try {
     return await write();
   } finally {
-    db.pragma(`wal_autocheckpoint = ${before}`);
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     checkpoint();
   }
 }

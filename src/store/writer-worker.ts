@@ -4,8 +4,7 @@
  * gap-free and increasing and no two writes interleave.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { dbPath, openDb, WAL_FOLD_BYTES } from './db.js';
-import { statSync } from 'node:fs';
+import { openDb } from './db.js';
 import { WriteCoordinator, WriteFailure } from './write-tx.js';
 import { importRdf } from './rdf-import.js';
 import { Checkpointer } from './checkpointer.js';
@@ -24,18 +23,6 @@ let runner: JobRunner;
 const coordinator = new WriteCoordinator(db, (replicaId, message) => emit({ event: 'replicaLost', replicaId, message }));
 const checkpointer = new Checkpointer(dataDir);
 coordinator.requestCheckpoint = () => checkpointer.request();
-// The checkpointer folds the WAL; a checkpoint inside the writer's COMMIT would stall every write behind it.
-db.pragma('wal_autocheckpoint = 0');
-const walPath = `${dbPath(dataDir)}-wal`;
-
-/** After a write: a WAL past SQLite's usual threshold is folded, off this thread. */
-function foldWalIfLarge() {
-  try {
-    if (statSync(walPath).size > WAL_FOLD_BYTES) checkpointer.request();
-  } catch {
-    /* no WAL file yet */
-  }
-}
 
 async function handle(req: WriterRequest): Promise<unknown> {
   switch (req.op) {
@@ -136,7 +123,6 @@ async function runOne(req: WriterRequest) {
   try {
     reply = { id: req.id, ok: true, result: await handle(req) };
     if (publishes(req)) schedulePublication();
-    foldWalIfLarge();
   } catch (e) {
     if (coordinator.isOpen) await coordinator.abort().catch(() => undefined);
     reply = { id: req.id, ok: false, error: toFailure(e) };
@@ -161,7 +147,6 @@ async function runGroup(reqs: Extract<WriterRequest, { op: 'commit' }>[]) {
   });
   port.postMessage({ replies } satisfies WriterReplies);
   schedulePublication();
-  foldWalIfLarge();
 }
 
 function checkpoint() {
@@ -224,7 +209,6 @@ async function jobStep() {
   }
   if (worked) {
     schedulePublication();
-    foldWalIfLarge();
     scheduleJobStep();
   } else {
     runner.prune();
