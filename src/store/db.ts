@@ -163,6 +163,8 @@ export function openDb(dataDir: string, opts: OpenOptions = {}): DB {
   if (!opts.readonly) {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
+    // After a bulk import the WAL can reach hundreds of MiB; once folded, give the disk back.
+    db.pragma('journal_size_limit = 67108864');
     migrate(db);
   }
   db.pragma('cache_size = -65536'); // 64 MiB page cache: the live-quad index is hot during loads
