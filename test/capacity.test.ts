@@ -60,8 +60,24 @@ test('a write the head store cannot hold: 507 store_capacity_exceeded, nothing w
     });
     await assertCapacityError(commit);
 
+    // The process stays live while its replicas are rebuilt (a supervisor must not restart it).
+    const health = await fetch(s.url + '/healthz');
+    assert.equal(health.status, 200);
+    assert.ok(['ok', 'degraded'].includes(((await health.json()) as { status: string }).status));
+
     // Nothing of either is visible or durable; the commit log did not move.
     assert.equal(await countWhenReady(s), 50);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const h = (await (await fetch(s.url + '/healthz')).json()) as { status: string; ready_replicas: number };
+      if (h.status === 'ok') {
+        assert.equal(h.ready_replicas, 2);
+        break;
+      }
+      assert.equal(h.status, 'degraded');
+      assert.ok(Date.now() < deadline, 'both replicas are rebuilt');
+      await sleep(50);
+    }
     assert.equal(((await (await s.fetch('/v1/status')).json()) as { head_seq: number }).head_seq, seqBefore);
     assert.ok(s.logs.some((l) => l.includes('rebuilding it from durable state')), 'the broken replica was replaced');
 

@@ -38,7 +38,11 @@ export function systemRoutes(app: Hono<Env>, ctx: AppContext) {
   );
   app.get('/healthz', (c) => {
     const ready = ctx.isReady();
-    return c.json({ status: ready ? 'ok' : 'starting', ready_replicas: ctx.heads.readyCount }, ready ? 200 : 503);
+    const replicas = ctx.heads.readyCount;
+    // A replica being rebuilt (after a query timeout or a write past the store's capacity)
+    // is not a reason to restart the process, which would rebuild every replica: still 200.
+    const status = !ready ? 'starting' : replicas < ctx.config.queryWorkers ? 'degraded' : 'ok';
+    return c.json({ status, ready_replicas: replicas }, ready ? 200 : 503);
   });
 }
 
