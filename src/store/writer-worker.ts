@@ -21,7 +21,7 @@ const emit = (e: WriterEvent) => port.postMessage(e);
 const iris = new Iris(iriBase);
 let runner: JobRunner;
 const coordinator = new WriteCoordinator(db, (replicaId, message) => emit({ event: 'replicaLost', replicaId, message }));
-const checkpointer = new Checkpointer(dataDir);
+const checkpointer = new Checkpointer(dataDir, db);
 coordinator.requestCheckpoint = () => checkpointer.request();
 
 async function handle(req: WriterRequest): Promise<unknown> {
