@@ -26,10 +26,11 @@
 import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer, type BenchServer } from './lib/stackd.js';
+import { procMem } from './lib/proc.js';
 import { generate, productsForTriples, scaleFor } from './bsbm/generate.js';
 
 const MIB = 1024 * 1024;
@@ -67,16 +68,6 @@ function parseArgs(argv: string[]): Options {
 }
 
 // ---------------------------------------------------------------- process figures
-
-function procMem(pid: number): { rssMiB: number; hwmMiB: number } | null {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-    return { rssMiB: kb('VmRSS') / 1024, hwmMiB: kb('VmHWM') / 1024 };
-  } catch {
-    return null;
-  }
-}
 
 const alive = (s: BenchServer) => s.proc.exitCode === null && s.proc.signalCode === null;
 
