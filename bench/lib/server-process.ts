@@ -111,6 +111,24 @@ export async function countTriples(s: { port: number; token: string }): Promise<
 }
 
 /** The first COUNT the server answers (while replicas build, queries get a retryable 503). */
+/**
+ * Waits until /sparql answers `ASK { ?s ?p ?o }` (true): the first query answered. The server
+ * answers queries only once a replica holds everything durable, so this is when it is back.
+ */
+export async function firstAnswer(s: { port: number; token: string }): Promise<void> {
+  const q = encodeURIComponent('ASK { ?s ?p ?o }');
+  for (;;) {
+    const r = await request(s, 'GET', `/sparql?query=${q}`, { accept: 'application/sparql-results+json' })
+      .catch((e: Error) => ({ status: 0, text: e.message }));
+    if (r.status === 200) {
+      if (!(JSON.parse(r.text) as { boolean: boolean }).boolean) throw new Error('the first query found no statements');
+      return;
+    }
+    if (r.status !== 503 && r.status !== 0) throw new Error(`ASK failed: ${r.status} ${r.text}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
 export async function firstCount(s: { port: number; token: string }): Promise<number> {
   for (;;) {
     const r = await countTriples(s).catch((e: Error) => ({ status: 0, count: null, text: e.message }));
