@@ -61,7 +61,7 @@ export async function checkReadParams(ctx: AppContext, p: URLSearchParams): Prom
   const pinned = resolvePin(ctx.readDb, {
     as_of_commit_seq: oneInt(p, 'as_of_commit_seq') ?? undefined,
     as_of_valid_time: p.get('as_of_valid_time') ?? undefined,
-  });
+  }, head);
   const pin = pinned.pin;
   return {
     pin,

@@ -32,8 +32,9 @@ export interface PinInput {
  * before `as_of`) and optionally an instant edges must be valid at (`as_of_valid_time`).
  * A commit past the head is a 400 commit_seq_out_of_range.
  */
-export function resolvePin(db: DB, input: PinInput): { pin: Pin; head: number } {
-  const head = headSeqOf(db);
+/** `knownHead`: the head the caller has just read, so it is not read again. */
+export function resolvePin(db: DB, input: PinInput, knownHead?: number): { pin: Pin; head: number } {
+  const head = knownHead ?? headSeqOf(db);
   let seq = head;
   let pinned = false;
   const has = (v: unknown) => v !== undefined && v !== null && v !== '';

@@ -123,14 +123,17 @@ function drain() {
   setImmediate(() => {
     draining = false;
     if (openSeq !== null || broken !== null) return;
-    const req = waiting.shift();
-    if (req) {
-      clock.started(req.id);
-      parentPort!.postMessage(runQuery(req));
-      clock.finished(req.id);
-    }
+    runNext();
     drain();
   });
+}
+
+function runNext() {
+  const req = waiting.shift();
+  if (!req) return;
+  clock.started(req.id);
+  parentPort!.postMessage(runQuery(req));
+  clock.finished(req.id);
 }
 
 if (pin) {
@@ -211,6 +214,8 @@ parentPort!.on('message', (req: QueryRequest | QueryCancel) => {
     parentPort!.postMessage({ id: req.id, progress: 'cancelled' } satisfies QueryProgress);
   } else {
     waiting.push(req);
+    // Never run here: a cancel (or another query) may be queued on the port behind this
+    // message, and setImmediate lets every queued message be seen before a query starts.
     drain();
   }
 });
