@@ -231,6 +231,8 @@ interface Step {
 
 interface Edge {
   reached: boolean;
+  /** Acknowledged triples when the edge was reached (the small write after it adds more). */
+  ackedBefore: number | null;
   step: number | null;
   request: number | null;
   status: number | null;
@@ -272,7 +274,7 @@ async function main() {
   const tRun = performance.now();
   let run = await start(dataDir, o, 60_000);
   const edge: Edge = {
-    reached: false, step: null, request: null, status: null, error: null, requestMs: null, aliveAfter: true, healthz: '', rssMiB: null,
+    reached: false, ackedBefore: null, step: null, request: null, status: null, error: null, requestMs: null, aliveAfter: true, healthz: '', rssMiB: null,
     countAfter: null, countMatches: null, smallWrite: null, logs: [], stop: '',
     restart: { ok: false, ms: 0, error: null, count: null, countMatches: null, rssMiB: null, healthz: null, logs: [] },
   };
@@ -289,6 +291,7 @@ async function main() {
           continue;
         }
         edge.reached = true;
+        edge.ackedBefore = acked;
         edge.step = k + 1;
         edge.request = i + 1;
         edge.status = r.status || null;
@@ -370,7 +373,7 @@ async function main() {
   out.push(...rows);
   if (edge.reached) {
     out.push('');
-    out.push(`edge: step ${edge.step}, request ${edge.request} (after ${fmt(acked)} acknowledged): HTTP ${edge.status ?? 'none'} after ${fmt(edge.requestMs)} ms`);
+    out.push(`edge: step ${edge.step}, request ${edge.request} (after ${fmt(edge.ackedBefore)} acknowledged): HTTP ${edge.status ?? 'none'} after ${fmt(edge.requestMs)} ms`);
     out.push(`  error: ${JSON.stringify(edge.error)}`);
     out.push(`  process alive after it: ${edge.aliveAfter}; RSS ${fmt(edge.rssMiB)} MiB; /healthz: ${edge.healthz}`);
     if (edge.countAfter) out.push(`  COUNT after it: ${fmt(edge.countAfter.count)} (status ${edge.countAfter.status}, waited ${fmt(edge.countAfter.waitedMs)} ms) = acknowledged? ${edge.countMatches}`);
