@@ -7,11 +7,11 @@
  *   node dist/bench/commit.js [--commits N] [--reads N]
  */
 import Database from 'better-sqlite3';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startBenchServer, percentile, type BenchServer } from './lib/stackd.js';
+import { request } from './lib/server-process.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,29 +44,11 @@ export function rawSqlite(n: number) {
 
 let counter = 0;
 /**
- * node:http over keep-alive sockets, not fetch: undici's fetch spends several times more
- * client CPU per request, and on two cores the client's CPU is taken from the server.
+ * node:http over keep-alive sockets (bench/lib/server-process.ts), not fetch: undici's fetch
+ * spends several times more client CPU per request, and on two cores the client's CPU is
+ * taken from the server.
  */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function post(s: BenchServer, path: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1', port: new URL(s.url).port, path, method: 'POST', agent,
-        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (s: BenchServer, path: string, body: string) => request(s, 'POST', path, { 'content-type': 'application/json' }, body);
 
 async function commitOne(s: BenchServer): Promise<number> {
   const i = counter++;

@@ -1,10 +1,10 @@
 import type { DB } from './db.js';
 import { ReplicaLink, type LinkReply } from './replica-link.js';
 import type { HeadWriteMessage } from './head-protocol.js';
+import { quadLine } from '../model/rdf-terms.js';
 
 /** Queued delta text past which the outbox is posted without waiting for the write to end. */
 const OUTBOX_FLUSH_CHARS = 256 * 1024;
-import { quadLine } from '../model/rdf-terms.js';
 
 export class WriteFailure extends Error {
   constructor(
@@ -45,9 +45,9 @@ export class WriteCoordinator {
    * structured clone cost more than applying a one-triple delta.
    */
   private outbox: HeadWriteMessage[] = [];
+  private outboxChars = 0;
   /** Asks for the WAL to be folded into the database file, off this thread (set by the writer). */
   requestCheckpoint: () => void = () => undefined;
-  private outboxChars = 0;
 
   constructor(
     readonly db: DB,

@@ -8,7 +8,8 @@ import { requireJson } from './query.js';
 import { checkFields } from '../../model/triplets.js';
 import { TemporalReader, relationView, type EntitySelector } from '../../query/temporal.js';
 import { relationName } from '../../store/graph-tx.js';
-import { headSeqOf, resolvePin } from '../../query/pin.js';
+import { resolvePin } from '../../query/pin.js';
+import { headSeqOf } from '../../store/db.js';
 
 const CONSISTENCY = ['consistency', 'min_indexed_seq'];
 
